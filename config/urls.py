@@ -1,0 +1,35 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from evidence.api import EvidenceDetailApi, EvidenceRegisterApi, EvidenceRevisionAddApi
+from executor.api import ReceiptDetailApi, ReceiptListApi
+from memory_core.api import MemoryDetailApi
+from proposals.api import ProposalCollectionApi, ProposalDetailApi, ProposalWithdrawApi
+
+api_v1 = [
+    path("evidence/", EvidenceRegisterApi.as_view(), name="evidence-register"),
+    path("evidence/<uuid:evidence_id>/", EvidenceDetailApi.as_view(), name="evidence-detail"),
+    path(
+        "evidence/<uuid:evidence_id>/revisions/",
+        EvidenceRevisionAddApi.as_view(),
+        name="evidence-revision-add",
+    ),
+    path("proposals/", ProposalCollectionApi.as_view(), name="proposals"),
+    path("proposals/<uuid:proposal_id>/", ProposalDetailApi.as_view(), name="proposal-detail"),
+    path(
+        "proposals/<uuid:proposal_id>/withdraw/",
+        ProposalWithdrawApi.as_view(),
+        name="proposal-withdraw",
+    ),
+    path("memories/<uuid:memory_id>/", MemoryDetailApi.as_view(), name="memory-detail"),
+    path("receipts/", ReceiptListApi.as_view(), name="receipts"),
+    path("receipts/<uuid:receipt_id>/", ReceiptDetailApi.as_view(), name="receipt-detail"),
+]
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/v1/", include(api_v1)),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+]

@@ -1,0 +1,1 @@
+"""Shared kernel: domain errors, canonical hashing and API plumbing. No models."""

@@ -1,0 +1,75 @@
+"""Render every API error as ``application/problem+json`` (RFC 9457) with a stable ``code``.
+
+This is the only place that turns exceptions into HTTP error bodies.
+"""
+
+import logging
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import DatabaseError, OperationalError
+from django.http import Http404
+from rest_framework import exceptions as drf
+from rest_framework.response import Response
+from rest_framework.views import set_rollback
+
+from core.errors import DomainError
+
+logger = logging.getLogger(__name__)
+
+PROBLEM_CONTENT_TYPE = "application/problem+json"
+
+_DRF_CODES = {
+    drf.ParseError: "malformed_json",
+    drf.AuthenticationFailed: "not_authenticated",
+    drf.NotAuthenticated: "not_authenticated",
+    drf.PermissionDenied: "permission_denied",
+    drf.NotFound: "not_found",
+    drf.MethodNotAllowed: "method_not_allowed",
+    drf.NotAcceptable: "not_acceptable",
+    drf.UnsupportedMediaType: "unsupported_media_type",
+    drf.Throttled: "throttled",
+    drf.ValidationError: "validation_error",
+}
+
+
+def problem_response(status: int, code: str, title: str, detail: str = "", **extra) -> Response:
+    """Return a problem+json response."""
+    body = {"type": f"urn:custodian:problem:{code}", "title": title, "status": status, "code": code}
+    if detail:
+        body["detail"] = detail
+    body.update(extra)
+    return Response(body, status=status, content_type=PROBLEM_CONTENT_TYPE)
+
+
+def problem_exception_handler(exc, context):
+    """DRF exception handler: domain, DRF, Django and database errors to problem+json."""
+    set_rollback()
+    if isinstance(exc, DomainError):
+        return problem_response(exc.status, exc.code, exc.title, exc.detail, **exc.extra)
+    if isinstance(exc, Http404):
+        exc = drf.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = drf.PermissionDenied()
+    elif isinstance(exc, DjangoValidationError):
+        exc = drf.ValidationError(exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
+    elif isinstance(exc, OperationalError):
+        logger.warning("database unavailable: %s", exc)
+        return problem_response(503, "service_unavailable", "Database unavailable, retry later")
+    elif isinstance(exc, DatabaseError):
+        logger.exception("database error")
+        return problem_response(503, "service_unavailable", "Storage error, retry later")
+    if not isinstance(exc, drf.APIException):
+        return None
+    code = next((c for cls, c in _DRF_CODES.items() if isinstance(exc, cls)), "error")
+    if isinstance(exc, drf.ValidationError):
+        response = problem_response(
+            400, code, "Invalid request", "See errors for each field.", errors=exc.detail
+        )
+    else:
+        response = problem_response(exc.status_code, code, str(exc.default_detail), str(exc.detail))
+    if getattr(exc, "auth_header", None):
+        response["WWW-Authenticate"] = exc.auth_header
+    if getattr(exc, "wait", None):
+        response["Retry-After"] = str(int(exc.wait))
+    return response

@@ -1,0 +1,75 @@
+"""REST endpoints for evidence (agents)."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.api.serializers import StrictSerializer
+from evidence.models import EvidenceRevision, EvidenceSource
+from evidence.selectors import evidence_source
+from evidence.services import add_evidence_revision, register_evidence
+
+
+class EvidenceRevisionOutput(serializers.ModelSerializer):
+    evidence_id = serializers.UUIDField(source="source_id")
+
+    class Meta:
+        model = EvidenceRevision
+        fields = [
+            "evidence_id",
+            "revision",
+            "content",
+            "content_hash",
+            "status",
+            "status_reason",
+            "created_at",
+        ]
+
+
+class EvidenceOutput(serializers.ModelSerializer):
+    revisions = EvidenceRevisionOutput(many=True)
+
+    class Meta:
+        model = EvidenceSource
+        fields = ["id", "kind", "external_ref", "latest_revision", "created_at", "revisions"]
+
+
+class EvidenceRegisterInput(StrictSerializer):
+    kind = serializers.ChoiceField(choices=EvidenceSource.Kind.choices)
+    external_ref = serializers.CharField(max_length=512)
+    content = serializers.JSONField()
+
+
+class EvidenceRevisionInput(StrictSerializer):
+    content = serializers.JSONField()
+
+
+class EvidenceRegisterApi(APIView):
+    @extend_schema(request=EvidenceRegisterInput, responses={201: EvidenceRevisionOutput})
+    def post(self, request):
+        data = _validated(EvidenceRegisterInput, request)
+        revision = register_evidence(agent=request.user, **data)
+        return Response(EvidenceRevisionOutput(revision).data, status=status.HTTP_201_CREATED)
+
+
+class EvidenceDetailApi(APIView):
+    @extend_schema(responses=EvidenceOutput)
+    def get(self, request, evidence_id):
+        source = evidence_source(tenant=request.user.tenant, evidence_id=evidence_id)
+        return Response(EvidenceOutput(source).data)
+
+
+class EvidenceRevisionAddApi(APIView):
+    @extend_schema(request=EvidenceRevisionInput, responses={201: EvidenceRevisionOutput})
+    def post(self, request, evidence_id):
+        source = evidence_source(tenant=request.user.tenant, evidence_id=evidence_id)
+        data = _validated(EvidenceRevisionInput, request)
+        revision = add_evidence_revision(source=source, agent=request.user, content=data["content"])
+        return Response(EvidenceRevisionOutput(revision).data, status=status.HTTP_201_CREATED)
+
+
+def _validated(serializer_class, request) -> dict:
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data

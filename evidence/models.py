@@ -1,0 +1,84 @@
+"""Evidence: the sources agents cite and their immutable, numbered revisions."""
+
+import uuid
+
+from django.db import models
+
+from tenancy.models import Agent, Tenant
+
+
+class EvidenceSource(models.Model):
+    """Something an agent can cite: a backtest run, a document, a commit, …"""
+
+    class Kind(models.TextChoices):
+        BACKTEST_RUN = "backtest_run"
+        DOCUMENT = "document"
+        CONVERSATION = "conversation"
+        TOOL_RESULT = "tool_result"
+        COMMIT = "commit"
+        DATASET = "dataset"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    external_ref = models.CharField(max_length=512)
+    created_by = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="+")
+    latest_revision = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "kind", "external_ref"], name="evidence_source_unique_ref"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.external_ref}"
+
+
+class EvidenceRevision(models.Model):
+    """One immutable revision of a source's content.
+
+    Content and hash never change after insert; only ``status`` moves
+    (valid → superseded when a newer revision arrives, → invalidated when
+    the evidence is found wrong).
+    """
+
+    class Status(models.TextChoices):
+        VALID = "valid"
+        SUPERSEDED = "superseded"
+        INVALIDATED = "invalidated"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    source = models.ForeignKey(EvidenceSource, on_delete=models.PROTECT, related_name="revisions")
+    revision = models.PositiveIntegerField()
+    content = models.JSONField()
+    content_hash = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.VALID)
+    status_reason = models.CharField(max_length=500, blank=True)
+    created_by = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["source", "revision"]
+        constraints = [
+            models.UniqueConstraint(fields=["source", "revision"], name="evidence_revision_unique"),
+            models.CheckConstraint(condition=models.Q(revision__gte=1), name="evidence_revision_gte_1"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id}@{self.revision}"
+
+    @property
+    def is_valid(self) -> bool:
+        return self.status == self.Status.VALID
+
+    def binding(self) -> dict:
+        """Return the triple a proposal uses to cite this exact revision."""
+        return {
+            "evidence_id": str(self.source_id),
+            "revision": self.revision,
+            "content_hash": self.content_hash,
+        }

@@ -1,0 +1,36 @@
+"""Reads of evidence, always within the caller's tenant."""
+
+import uuid
+from collections.abc import Iterable
+
+from django.db.models import Prefetch, Q
+
+from core.errors import NotFound
+from evidence.models import EvidenceRevision, EvidenceSource
+from tenancy.models import Tenant
+
+
+def evidence_source(*, tenant: Tenant, evidence_id: uuid.UUID) -> EvidenceSource:
+    """Return one source with its revisions; another tenant's id is simply not found."""
+    source = (
+        EvidenceSource.objects.filter(tenant=tenant, pk=evidence_id)
+        .prefetch_related(Prefetch("revisions", queryset=EvidenceRevision.objects.order_by("revision")))
+        .first()
+    )
+    if source is None:
+        raise NotFound("No such evidence")
+    return source
+
+
+def revisions_for_bindings(
+    *, tenant: Tenant, bindings: Iterable[tuple[str, int]]
+) -> dict[tuple[str, int], EvidenceRevision]:
+    """Return the tenant's revisions for (evidence_id, revision) pairs, in one query."""
+    pairs = list(bindings)
+    if not pairs:
+        return {}
+    match = Q()
+    for evidence_id, number in pairs:
+        match |= Q(source_id=evidence_id, revision=number)
+    rows = EvidenceRevision.objects.filter(match, tenant=tenant)
+    return {(str(row.source_id), row.revision): row for row in rows}

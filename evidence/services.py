@@ -1,0 +1,59 @@
+"""Evidence owns sources and their immutable revisions."""
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from core.canonical import digest
+from evidence.errors import EvidenceSourceExists
+from evidence.models import EvidenceRevision, EvidenceSource
+from tenancy.models import Agent
+
+
+@transaction.atomic(durable=True)
+def register_evidence(*, agent: Agent, kind: str, external_ref: str, content: Any) -> EvidenceRevision:
+    """Register a new evidence source and its revision 1."""
+    source = EvidenceSource(tenant_id=agent.tenant_id, kind=kind, external_ref=external_ref, created_by=agent)
+    try:
+        with transaction.atomic():
+            source.save()
+    except IntegrityError:
+        existing = EvidenceSource.objects.get(tenant_id=agent.tenant_id, kind=kind, external_ref=external_ref)
+        raise EvidenceSourceExists(evidence_id=str(existing.id)) from None
+    return _append_revision(source=source, agent=agent, content=content)
+
+
+@transaction.atomic(durable=True)
+def add_evidence_revision(*, source: EvidenceSource, agent: Agent, content: Any) -> EvidenceRevision:
+    """Append revision n+1 and mark revision n superseded.
+
+    The source row is locked so two concurrent appends cannot both claim n+1.
+    """
+    source = EvidenceSource.objects.select_for_update().get(pk=source.pk)
+    EvidenceRevision.objects.filter(source=source, status=EvidenceRevision.Status.VALID).update(
+        status=EvidenceRevision.Status.SUPERSEDED
+    )
+    return _append_revision(source=source, agent=agent, content=content)
+
+
+@transaction.atomic(durable=True)
+def invalidate_evidence_revision(*, revision: EvidenceRevision, reason: str) -> EvidenceRevision:
+    """Mark one revision invalidated (e.g. the backtest had a look-ahead bug)."""
+    EvidenceRevision.objects.filter(pk=revision.pk).update(
+        status=EvidenceRevision.Status.INVALIDATED, status_reason=reason
+    )
+    revision.refresh_from_db()
+    return revision
+
+
+def _append_revision(*, source: EvidenceSource, agent: Agent, content: Any) -> EvidenceRevision:
+    source.latest_revision += 1
+    source.save(update_fields=["latest_revision"])
+    return EvidenceRevision.objects.create(
+        tenant_id=source.tenant_id,
+        source=source,
+        revision=source.latest_revision,
+        content=content,
+        content_hash=digest(content),
+        created_by=agent,
+    )

@@ -1,0 +1,72 @@
+"""Auditors browse receipts here; everything is read-only."""
+
+from django.contrib import admin, messages
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+
+from core.admin import ReadOnlyAdmin
+from executor.models import OutboxEntry, Receipt, ReceiptChain
+from executor.services import requeue_dead_entry
+
+
+def _link(viewname: str, pk, label) -> str:
+    return format_html('<a href="{}">{}</a>', reverse(viewname, args=[pk]), label)
+
+
+@admin.register(Receipt)
+class ReceiptAdmin(ReadOnlyAdmin):
+    list_display = ["seq", "outcome", "tenant", "proposal_link", "memory_id", "after_revision", "created_at"]
+    list_filter = ["tenant", "outcome", "created_at"]
+    list_select_related = ["tenant"]
+    search_fields = ["=proposal__id", "=memory_id", "=id", "hash"]
+    date_hierarchy = "created_at"
+    show_full_result_count = False
+    readonly_fields = ["proposal_link", "memory_history_link", "evidence_links"]
+
+    @admin.display(description="proposal")
+    def proposal_link(self, receipt):
+        return _link("admin:proposals_proposal_change", receipt.proposal_id, receipt.proposal_id)
+
+    @admin.display(description="memory history")
+    def memory_history_link(self, receipt):
+        return _link("admin:memory_core_memory_history", receipt.memory_id, receipt.memory_id)
+
+    @admin.display(description="evidence")
+    def evidence_links(self, receipt):
+        rows = (
+            (
+                reverse("admin:evidence_evidencesource_change", args=[item["evidence_id"]]),
+                item["evidence_id"],
+                item["revision"],
+            )
+            for item in receipt.evidence
+        )
+        return format_html_join(mark_safe("<br>"), '<a href="{}">{}@{}</a>', rows) or "—"
+
+
+@admin.register(OutboxEntry)
+class OutboxEntryAdmin(ReadOnlyAdmin):
+    list_display = ["id", "status", "attempts", "tenant", "proposal_id", "available_at", "last_error"]
+    list_filter = ["status", "tenant"]
+    list_select_related = ["tenant"]
+    search_fields = ["=id", "=proposal__id"]
+    actions = ["requeue"]
+
+    @admin.action(description="Requeue dead-lettered entries (writes a receipt)")
+    def requeue(self, request, queryset):
+        requeued = 0
+        for entry in queryset.filter(status=OutboxEntry.Status.DEAD):
+            requeue_dead_entry(entry=entry, requested_by=request.user.get_username())
+            requeued += 1
+        self.message_user(request, f"Requeued {requeued} dead entries.", messages.SUCCESS)
+
+    def has_change_permission(self, request, obj=None):
+        # Needed for the requeue action to show; there is no editable field.
+        return request.user.has_perm("executor.change_outboxentry") and obj is None
+
+
+@admin.register(ReceiptChain)
+class ReceiptChainAdmin(ReadOnlyAdmin):
+    list_display = ["tenant", "seq", "head_hash"]
+    list_select_related = ["tenant"]

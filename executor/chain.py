@@ -1,0 +1,69 @@
+"""Append to and verify the per-tenant hash chain of receipts."""
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from django.utils import timezone
+
+from executor.models import Receipt, ReceiptChain
+
+
+def append_receipt(*, tenant_id: Any, **fields: Any) -> Receipt:
+    """Append a receipt to the tenant's chain (inside the caller's transaction).
+
+    The chain head row is locked, so concurrent appends queue up instead of
+    forking the chain; ``seq`` comes from the head, never from a sequence,
+    so it has no gaps.
+    """
+    ReceiptChain.objects.bulk_create([ReceiptChain(tenant_id=tenant_id)], ignore_conflicts=True)
+    chain = ReceiptChain.objects.select_for_update().get(tenant_id=tenant_id)
+    receipt = Receipt(
+        tenant_id=tenant_id,
+        seq=chain.seq + 1,
+        prev_hash=chain.head_hash,
+        created_at=timezone.now(),
+        **fields,
+    )
+    receipt.hash = receipt.compute_hash()
+    receipt.save(force_insert=True)
+    chain.seq, chain.head_hash = receipt.seq, receipt.hash
+    chain.save(update_fields=["seq", "head_hash"])
+    return receipt
+
+
+@dataclass(frozen=True)
+class ChainBreak:
+    tenant_id: str
+    seq: int
+    receipt_id: str
+    problem: str
+
+    def __str__(self) -> str:
+        return f"tenant {self.tenant_id}: receipt {self.receipt_id} (seq {self.seq}): {self.problem}"
+
+
+def verify_chain(tenant_id: Any) -> tuple[int, ChainBreak | None]:
+    """Recompute one tenant's chain; return how many receipts verified and the first break."""
+    expected_prev, expected_seq, count = Receipt.GENESIS_HASH, 1, 0
+    for receipt in _receipts(tenant_id):
+        problem = None
+        if receipt.seq != expected_seq:
+            problem = f"sequence gap: expected seq {expected_seq}"
+        elif receipt.prev_hash != expected_prev:
+            problem = "prev_hash does not match the previous receipt's hash"
+        elif receipt.compute_hash() != receipt.hash:
+            problem = "hash does not match the receipt's contents (a column was changed)"
+        if problem:
+            return count, ChainBreak(str(tenant_id), receipt.seq, str(receipt.id), problem)
+        expected_prev, expected_seq, count = receipt.hash, receipt.seq + 1, count + 1
+    head = ReceiptChain.objects.filter(tenant_id=tenant_id).first()
+    if head is not None and (head.seq, head.head_hash) != (count, expected_prev):
+        return count, ChainBreak(
+            str(tenant_id), head.seq, "-", f"chain head says seq {head.seq}; receipts end at {count}"
+        )
+    return count, None
+
+
+def _receipts(tenant_id: Any) -> Iterator[Receipt]:
+    return Receipt.objects.filter(tenant_id=tenant_id).order_by("seq").iterator(chunk_size=2000)

@@ -1,0 +1,175 @@
+"""The durable outbox and the hash-chained receipts of what the executor did."""
+
+import uuid
+
+from django.db import models
+
+from core.canonical import digest
+from proposals.models import Proposal
+from tenancy.models import Tenant
+
+
+class OutboxEntry(models.Model):
+    """One request to execute a released proposal. Its id is the Celery task id.
+
+    Written in the same transaction that releases the proposal; the broker
+    message is only a nudge, the sweep re-dispatches anything it missed.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        DISPATCHED = "dispatched"
+        DONE = "done"
+        DEAD = "dead"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    proposal = models.ForeignKey(Proposal, on_delete=models.PROTECT, related_name="outbox_entries")
+    action_digest = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    available_at = models.DateTimeField()
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    requeued_from = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="requeued_as"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "outbox entries"
+        indexes = [
+            models.Index(
+                fields=["available_at"],
+                condition=models.Q(status="pending"),
+                name="outbox_pending_idx",
+            ),
+            models.Index(
+                fields=["lease_expires_at"],
+                condition=models.Q(status="dispatched"),
+                name="outbox_lease_idx",
+            ),
+            models.Index(fields=["status", "-created_at"], name="outbox_status_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.status}, {self.attempts} attempts)"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.DEAD)
+
+
+class ReceiptQuerySet(models.QuerySet):
+    """Receipts are append-only: bulk updates and deletes are refused."""
+
+    def update(self, **kwargs):
+        raise TypeError("Receipts are append-only")
+
+    def delete(self):
+        raise TypeError("Receipts are append-only")
+
+
+class Receipt(models.Model):
+    """What the executor did with one outbox entry, chained to the tenant's previous receipt.
+
+    ``hash`` is the SHA-256 of the canonical JSON of :meth:`body`, which
+    includes ``prev_hash``; ``verify_receipts`` recomputes the chain.
+    A database trigger (PostgreSQL) refuses UPDATE and DELETE as well.
+    """
+
+    class Outcome(models.TextChoices):
+        APPLIED = "applied"
+        STALE = "stale"
+        EVIDENCE_INVALID = "evidence_invalid"
+        GATE_FAILED = "gate_failed"
+        DIGEST_MISMATCH = "digest_mismatch"
+        APPROVALS_MISSING = "approvals_missing"
+        WITHDRAWN = "withdrawn"
+        REQUEUED = "requeued"
+
+    GENESIS_HASH = "0" * 64
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    seq = models.PositiveBigIntegerField()
+    proposal = models.ForeignKey(Proposal, on_delete=models.PROTECT, related_name="receipts")
+    outbox_entry = models.OneToOneField(OutboxEntry, on_delete=models.PROTECT, related_name="receipt")
+    outcome = models.CharField(max_length=32, choices=Outcome.choices)
+    reason = models.TextField(blank=True)
+    memory_id = models.UUIDField()
+    before_revision = models.PositiveIntegerField(null=True)
+    after_revision = models.PositiveIntegerField(null=True)
+    before_content_hash = models.CharField(max_length=64, blank=True)
+    after_content_hash = models.CharField(max_length=64, blank=True)
+    action_digest = models.CharField(max_length=64)
+    evidence = models.JSONField(default=list)
+    decision_ids = models.JSONField(default=list)
+    policy_fingerprint = models.CharField(max_length=64)
+    executor = models.JSONField(default=dict, help_text="Worker host, pid and task id")
+    created_at = models.DateTimeField()
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64, unique=True)
+
+    objects = ReceiptQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["tenant", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "seq"], name="receipt_unique_seq"),
+        ]
+        indexes = [
+            models.Index(fields=["tenant", "memory_id", "seq"], name="receipt_memory_idx"),
+            models.Index(fields=["tenant", "proposal", "seq"], name="receipt_proposal_idx"),
+            models.Index(fields=["tenant", "-created_at", "-id"], name="receipt_recent_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"receipt {self.seq} {self.outcome}"
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding:
+            raise TypeError("Receipts are append-only")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise TypeError("Receipts are append-only")
+
+    def body(self) -> dict:
+        """Return every recorded column except ``hash``, as JSON."""
+        return {
+            "id": str(self.id),
+            "tenant_id": str(self.tenant_id),
+            "seq": self.seq,
+            "proposal_id": str(self.proposal_id),
+            "outbox_entry_id": str(self.outbox_entry_id),
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "memory_id": str(self.memory_id),
+            "before_revision": self.before_revision,
+            "after_revision": self.after_revision,
+            "before_content_hash": self.before_content_hash,
+            "after_content_hash": self.after_content_hash,
+            "action_digest": self.action_digest,
+            "evidence": self.evidence,
+            "decision_ids": self.decision_ids,
+            "policy_fingerprint": self.policy_fingerprint,
+            "executor": self.executor,
+            "created_at": self.created_at.isoformat(),
+            "prev_hash": self.prev_hash,
+        }
+
+    def compute_hash(self) -> str:
+        return digest(self.body())
+
+
+class ReceiptChain(models.Model):
+    """The head of a tenant's receipt chain; locking it serialises appends."""
+
+    tenant = models.OneToOneField(Tenant, primary_key=True, on_delete=models.PROTECT, related_name="+")
+    seq = models.PositiveBigIntegerField(default=0)
+    head_hash = models.CharField(max_length=64, default=Receipt.GENESIS_HASH)
+
+    def __str__(self) -> str:
+        return f"{self.tenant_id} @ {self.seq}"

@@ -1,0 +1,242 @@
+"""The executor owns the outbox, the only writes to memories, and receipts.
+
+Delivery is at least once (Celery with late acks plus the sweep); the effect
+is exactly once because applying an entry is one transaction that locks the
+entry, returns early if it is already done, and finishes by marking it done
+next to its receipt (``UNIQUE(receipt.outbox_entry)`` is the backstop).
+"""
+
+import logging
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from evidence.models import EvidenceRevision
+from executor.chain import append_receipt
+from executor.models import OutboxEntry, Receipt
+from memory_core.models import Memory
+from memory_core.mutations import create_memory, update_memory
+from proposals.gates import failed_gates
+from proposals.models import Proposal
+from proposals.services import escalate_to_review, record_execution
+
+logger = logging.getLogger(__name__)
+Outcome = Receipt.Outcome
+
+
+@dataclass(frozen=True)
+class Check:
+    outcome: str
+    reason: str = ""
+
+
+def apply_entry(*, entry_id: Any, executor: dict[str, Any]) -> Receipt | None:
+    """Apply one outbox entry exactly once; return its receipt (None if dead or unknown)."""
+    if not _claim(entry_id):
+        return Receipt.objects.filter(outbox_entry_id=entry_id).first()
+    return _apply(entry_id, executor)
+
+
+@transaction.atomic(durable=True)
+def _claim(entry_id: Any) -> bool:
+    """Count the attempt in its own committed transaction; dead-letter past the cap."""
+    entry = OutboxEntry.objects.select_for_update().filter(pk=entry_id).first()
+    if entry is None or entry.is_finished:
+        return False
+    now = timezone.now()
+    if entry.attempts >= settings.CUSTODIAN_OUTBOX_MAX_ATTEMPTS:
+        entry.status = OutboxEntry.Status.DEAD
+        entry.lease_expires_at = None
+        entry.save(update_fields=["status", "lease_expires_at", "updated_at"])
+        logger.error("outbox entry %s dead-lettered after %s attempts", entry.id, entry.attempts)
+        return False
+    entry.attempts += 1
+    entry.status = OutboxEntry.Status.DISPATCHED
+    entry.lease_expires_at = now + timedelta(seconds=settings.CUSTODIAN_OUTBOX_LEASE_SECONDS)
+    entry.save(update_fields=["attempts", "status", "lease_expires_at", "updated_at"])
+    return True
+
+
+@transaction.atomic(durable=True)
+def _apply(entry_id: Any, executor: dict[str, Any]) -> Receipt:
+    entry = OutboxEntry.objects.select_for_update().get(pk=entry_id)
+    if entry.status == OutboxEntry.Status.DONE:
+        return entry.receipt
+    proposal = Proposal.objects.select_for_update().get(pk=entry.proposal_id)
+    memory = (
+        Memory.objects.select_for_update()
+        .filter(tenant_id=proposal.tenant_id, pk=proposal.target_memory_id)
+        .first()
+    )
+    before = (memory.revision, memory.content_hash) if memory else (None, "")
+    check = _verify(entry, proposal, memory)
+    receipt_id = uuid.uuid4()
+    if check.outcome == Outcome.APPLIED:
+        memory = _write(proposal, memory, change_reason=f"receipt:{receipt_id}")
+        record_execution(proposal, outcome=check.outcome, applied=True)
+    elif check.outcome == Outcome.GATE_FAILED:
+        escalate_to_review(proposal, failed_gates=check.reason.split(","))
+    elif check.outcome != Outcome.WITHDRAWN:
+        record_execution(proposal, outcome=check.outcome, applied=False)
+    after = (memory.revision, memory.content_hash) if memory else (None, "")
+    receipt = append_receipt(
+        id=receipt_id,
+        tenant_id=proposal.tenant_id,
+        proposal=proposal,
+        outbox_entry=entry,
+        outcome=check.outcome,
+        reason=check.reason,
+        memory_id=proposal.target_memory_id,
+        before_revision=before[0],
+        before_content_hash=before[1],
+        after_revision=after[0],
+        after_content_hash=after[1],
+        action_digest=entry.action_digest,
+        evidence=proposal.evidence,
+        decision_ids=[],
+        policy_fingerprint=proposal.policy_fingerprint,
+        executor=executor,
+    )
+    entry.status = OutboxEntry.Status.DONE
+    entry.lease_expires_at = None
+    entry.save(update_fields=["status", "lease_expires_at", "updated_at"])
+    return receipt
+
+
+def _verify(entry: OutboxEntry, proposal: Proposal, memory: Memory | None) -> Check:
+    """Re-check everything the verdict rested on; the first failure decides the outcome."""
+    if proposal.status == Proposal.Status.WITHDRAWN:
+        return Check(Outcome.WITHDRAWN, "withdrawn by the agent before execution")
+    if proposal.status != Proposal.Status.RELEASED:
+        return Check(Outcome.STALE, f"proposal is {proposal.status}, not released")
+    recomputed = proposal.compute_action_digest()
+    if not (recomputed == proposal.action_digest == entry.action_digest):
+        return Check(Outcome.DIGEST_MISMATCH, "the frozen action changed after release")
+    if proposal.classification == Proposal.Classification.POLICY_GATED:
+        failed = failed_gates(proposal, memory=memory)
+        if failed:
+            return Check(Outcome.GATE_FAILED, ",".join(failed))
+    elif proposal.classification != Proposal.Classification.AUTO_APPLY:
+        # Review decisions arrive with the review workflow; until then nothing
+        # routed to review can satisfy its approvals.
+        return Check(Outcome.APPROVALS_MISSING, "no approving decisions recorded")
+    invalid = proposal.evidence_links.exclude(
+        evidence_revision__status=EvidenceRevision.Status.VALID
+    ).select_related("evidence_revision")
+    for link in invalid[:1]:
+        revision = link.evidence_revision
+        return Check(
+            Outcome.EVIDENCE_INVALID,
+            f"evidence {revision.source_id}@{revision.revision} is {revision.status}",
+        )
+    if proposal.action == Proposal.Action.CREATE and memory is not None:
+        return Check(Outcome.STALE, "memory already exists")
+    if proposal.action == Proposal.Action.UPDATE:
+        if memory is None:
+            return Check(Outcome.STALE, "memory no longer exists")
+        if memory.revision != proposal.base_revision:
+            return Check(
+                Outcome.STALE, f"base revision {proposal.base_revision}, memory is at {memory.revision}"
+            )
+        if not memory.is_active:
+            return Check(Outcome.STALE, f"memory is {memory.state}")
+    return Check(Outcome.APPLIED)
+
+
+def _write(proposal: Proposal, memory: Memory | None, *, change_reason: str) -> Memory:
+    evidence = [
+        link.evidence_revision for link in proposal.evidence_links.select_related("evidence_revision")
+    ]
+    now = timezone.now()
+    if proposal.action == Proposal.Action.CREATE:
+        return create_memory(
+            memory_id=proposal.target_memory_id,
+            tenant_id=proposal.tenant_id,
+            fields=proposal.fields,
+            evidence=evidence,
+            now=now,
+            change_reason=change_reason,
+        )
+    return update_memory(
+        memory=memory, changes=proposal.fields, evidence=evidence, now=now, change_reason=change_reason
+    )
+
+
+@transaction.atomic(durable=True)
+def record_attempt_failure(*, entry_id: Any, error: str) -> None:
+    """Put a failed entry back for the sweep, after a capped exponential backoff."""
+    entry = OutboxEntry.objects.select_for_update().filter(pk=entry_id).first()
+    if entry is None or entry.is_finished:
+        return
+    delay = min(2**entry.attempts, 300)
+    entry.status = OutboxEntry.Status.PENDING
+    entry.available_at = timezone.now() + timedelta(seconds=delay)
+    entry.lease_expires_at = None
+    entry.last_error = error[:4000]
+    entry.save(update_fields=["status", "available_at", "lease_expires_at", "last_error", "updated_at"])
+
+
+@transaction.atomic(durable=True)
+def lease_due_entries(*, limit: int) -> list[Any]:
+    """Lease due entries (pending and ready, or dispatched with an expired lease); return their ids.
+
+    ``skip_locked`` lets several sweeps, and workers holding entries, run
+    side by side without waiting on each other.
+    """
+    now = timezone.now()
+    due = (
+        OutboxEntry.objects.select_for_update(skip_locked=True)
+        .filter(
+            Q(status=OutboxEntry.Status.PENDING, available_at__lte=now)
+            | Q(status=OutboxEntry.Status.DISPATCHED, lease_expires_at__lt=now)
+        )
+        .order_by("available_at")
+        .values_list("id", flat=True)[:limit]
+    )
+    ids = list(due)
+    OutboxEntry.objects.filter(pk__in=ids).update(
+        status=OutboxEntry.Status.DISPATCHED,
+        lease_expires_at=now + timedelta(seconds=settings.CUSTODIAN_OUTBOX_LEASE_SECONDS),
+        updated_at=now,
+    )
+    return ids
+
+
+@transaction.atomic(durable=True)
+def requeue_dead_entry(*, entry: OutboxEntry, requested_by: str) -> OutboxEntry:
+    """Give a dead-lettered entry a fresh successor; the dead one gets a ``requeued`` receipt."""
+    entry = OutboxEntry.objects.select_for_update().get(pk=entry.pk)
+    if entry.status != OutboxEntry.Status.DEAD:
+        raise ValueError(f"Entry {entry.id} is {entry.status}, only dead entries can be requeued")
+    successor = OutboxEntry.objects.create(
+        tenant_id=entry.tenant_id,
+        proposal_id=entry.proposal_id,
+        action_digest=entry.action_digest,
+        available_at=timezone.now(),
+        requeued_from=entry,
+    )
+    proposal = entry.proposal
+    append_receipt(
+        tenant_id=entry.tenant_id,
+        proposal=proposal,
+        outbox_entry=entry,
+        outcome=Outcome.REQUEUED,
+        reason=f"requeued by {requested_by} as {successor.id} after: {entry.last_error[:500]}",
+        memory_id=proposal.target_memory_id,
+        action_digest=entry.action_digest,
+        evidence=proposal.evidence,
+        policy_fingerprint=proposal.policy_fingerprint,
+        executor={"requested_by": requested_by},
+    )
+    entry.status = OutboxEntry.Status.DONE
+    entry.save(update_fields=["status", "updated_at"])
+    from executor.receivers import nudge
+
+    transaction.on_commit(lambda: nudge(successor.id))
+    return successor

@@ -1,0 +1,30 @@
+"""Celery tasks: thin shells that load by id and call the executor services."""
+
+import os
+import socket
+
+from celery import shared_task
+from django.conf import settings
+
+
+@shared_task(name="executor.apply_entry", bind=True, acks_late=True, ignore_result=True)
+def apply_entry_task(self, entry_id: str) -> None:
+    from executor.services import apply_entry, record_attempt_failure
+
+    identity = {"host": socket.gethostname(), "pid": os.getpid(), "task_id": self.request.id or ""}
+    try:
+        apply_entry(entry_id=entry_id, executor=identity)
+    except Exception as exc:
+        record_attempt_failure(entry_id=entry_id, error=f"{type(exc).__name__}: {exc}")
+        raise
+
+
+@shared_task(name="executor.sweep_outbox", ignore_result=True)
+def sweep_outbox_task() -> int:
+    """Re-dispatch due entries: the guarantee behind the on-commit nudge."""
+    from executor.services import lease_due_entries
+
+    ids = lease_due_entries(limit=settings.CUSTODIAN_OUTBOX_SWEEP_BATCH)
+    for entry_id in ids:
+        apply_entry_task.apply_async(args=[str(entry_id)], task_id=str(entry_id))
+    return len(ids)

@@ -1,0 +1,39 @@
+from django.contrib import admin
+from simple_history.admin import SimpleHistoryAdmin
+
+from memory_core.models import Memory, MemoryEvidence
+
+
+class MemoryEvidenceInline(admin.TabularInline):
+    model = MemoryEvidence
+    fields = ["memory_revision", "evidence_revision", "content_hash"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Memory)
+class MemoryAdmin(SimpleHistoryAdmin):
+    """Memories are shown with their history; only the executor changes them."""
+
+    list_display = ["id", "type", "scope", "state", "revision", "tenant", "updated_at"]
+    list_filter = ["tenant", "state", "type", "scope", "sensitivity"]
+    list_select_related = ["tenant"]
+    search_fields = ["=id", "dedupe_key", "subject_id"]
+    inlines = [MemoryEvidenceInline]
+    history_list_display = ["revision", "state"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def revert_disabled(self, request, obj=None):
+        return True

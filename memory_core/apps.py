@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class MemoryCoreConfig(AppConfig):
+    name = "memory_core"
+    verbose_name = "Memories"

@@ -1,0 +1,93 @@
+"""Per-type validation of a memory's ``content``.
+
+Every type requires a non-blank ``statement``. The typed schemas follow MGP
+(preference, semantic_fact, procedural_rule, relationship) and are closed;
+the other types are open objects. ``semantic_fact`` also carries the quant
+fields a factor conclusion needs.
+"""
+
+from typing import Any
+
+from rest_framework import serializers
+
+from core.api.serializers import StrictSerializer
+from core.errors import DomainError
+
+
+class InvalidContent(DomainError):
+    code = "validation_error"
+    status = 400
+    title = "Invalid memory content"
+
+
+class _Common(serializers.Serializer):
+    statement = serializers.CharField(max_length=4000)
+    summary = serializers.CharField(max_length=1000, required=False)
+    keywords = serializers.ListField(
+        child=serializers.CharField(max_length=100), required=False, max_length=50
+    )
+
+    def validate_keywords(self, value):
+        if len(set(value)) != len(value):
+            raise serializers.ValidationError("Keywords must be unique.")
+        return value
+
+
+class OpenContent(_Common):
+    """Types with free content: only the common fields are checked."""
+
+
+class PreferenceContent(_Common, StrictSerializer):
+    preference = serializers.CharField(max_length=1000, required=False)
+    preference_key = serializers.CharField(max_length=200, required=False)
+    preference_value = serializers.JSONField(required=False)
+
+
+class SemanticFactContent(_Common, StrictSerializer):
+    fact = serializers.CharField(max_length=2000, required=False)
+    fact_key = serializers.CharField(max_length=200, required=False)
+    fact_value = serializers.JSONField(required=False)
+    factor = serializers.CharField(max_length=200, required=False)
+    universe = serializers.CharField(max_length=200, required=False)
+    horizon = serializers.CharField(max_length=100, required=False)
+    metric = serializers.CharField(max_length=100, required=False)
+    value = serializers.FloatField(required=False)
+    conclusion = serializers.CharField(max_length=2000, required=False)
+
+
+class ProceduralRuleContent(_Common, StrictSerializer):
+    rule = serializers.CharField(max_length=2000, required=False)
+    trigger = serializers.CharField(max_length=1000, required=False)
+    action = serializers.CharField(max_length=1000, required=False)
+
+
+class RelationshipContent(_Common, StrictSerializer):
+    subject_entity = serializers.CharField(max_length=500, required=False)
+    relation = serializers.CharField(max_length=200, required=False)
+    object_entity = serializers.CharField(max_length=500, required=False)
+    valid_from = serializers.DateTimeField(required=False)
+    valid_to = serializers.DateTimeField(required=False)
+
+
+CONTENT_SCHEMAS: dict[str, type[serializers.Serializer]] = {
+    "preference": PreferenceContent,
+    "semantic_fact": SemanticFactContent,
+    "procedural_rule": ProceduralRuleContent,
+    "relationship": RelationshipContent,
+}
+
+
+def validate_content(memory_type: str, content: Any) -> dict:
+    """Return ``content`` unchanged if it is valid for ``memory_type``; raise otherwise.
+
+    The stored content is the submitted JSON, not the serializer's coerced
+    copy, so the action digest covers exactly what the agent sent.
+    """
+    if not isinstance(content, dict):
+        raise InvalidContent(errors={"content": ["Must be an object."]})
+    schema = CONTENT_SCHEMAS.get(memory_type, OpenContent)(data=content)
+    if not schema.is_valid():
+        raise InvalidContent(errors={"content": schema.errors})
+    if not content["statement"].strip():
+        raise InvalidContent(errors={"content": {"statement": ["Must not be blank."]}})
+    return content

@@ -1,0 +1,169 @@
+"""Memories and the evidence each revision rests on.
+
+Rows here change only through ``memory_core.mutations``, which only the
+executor may import (an import-linter contract enforces it).
+"""
+
+import uuid
+
+from django.db import models
+from simple_history.models import HistoricalRecords
+
+from core.canonical import digest
+from evidence.models import EvidenceRevision
+from tenancy.models import Tenant
+
+
+class Memory(models.Model):
+    """One governed memory; ``revision`` counts every change applied to it."""
+
+    class Scope(models.TextChoices):
+        USER = "user"
+        SESSION = "session"
+        TASK = "task"
+        AGENT = "agent"
+        ORG = "org"
+        SHARED_TEAM = "shared_team"
+
+    class Type(models.TextChoices):
+        PROFILE = "profile"
+        PREFERENCE = "preference"
+        EPISODIC_EVENT = "episodic_event"
+        SEMANTIC_FACT = "semantic_fact"
+        PROCEDURAL_RULE = "procedural_rule"
+        RELATIONSHIP = "relationship"
+        CHECKPOINT_POINTER = "checkpoint_pointer"
+        ARTIFACT_SUMMARY = "artifact_summary"
+
+    class Sensitivity(models.TextChoices):
+        PUBLIC = "public"
+        INTERNAL = "internal"
+        CONFIDENTIAL = "confidential"
+        RESTRICTED = "restricted"
+
+    class SubjectKind(models.TextChoices):
+        USER = "user"
+        AGENT = "agent"
+        ORG = "org"
+        TASK = "task"
+        SESSION = "session"
+        CUSTOM = "custom"
+
+    class RetentionPolicy(models.TextChoices):
+        PERSISTENT = "persistent"
+        TIME_BOUND = "time_bound"
+        SESSION_BOUND = "session_bound"
+        TASK_BOUND = "task_bound"
+        EPHEMERAL = "ephemeral"
+        MANUAL_REVIEW_REQUIRED = "manual_review_required"
+
+    class State(models.TextChoices):
+        ACTIVE = "active"
+        EXPIRED = "expired"
+        REVOKED = "revoked"
+        DELETED = "deleted"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    subject_kind = models.CharField(max_length=16, choices=SubjectKind.choices)
+    subject_id = models.CharField(max_length=256)
+    scope = models.CharField(max_length=16, choices=Scope.choices)
+    type = models.CharField(max_length=32, choices=Type.choices)
+    content = models.JSONField()
+    sensitivity = models.CharField(max_length=16, choices=Sensitivity.choices, default=Sensitivity.INTERNAL)
+    confidence = models.FloatField(default=1.0)
+    retention_policy = models.CharField(
+        max_length=32, choices=RetentionPolicy.choices, default=RetentionPolicy.PERSISTENT
+    )
+    ttl_seconds = models.PositiveIntegerField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    valid_from = models.DateTimeField(null=True, blank=True)
+    valid_to = models.DateTimeField(null=True, blank=True)
+    dedupe_key = models.CharField(max_length=256, blank=True)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.ACTIVE)
+    revision = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name_plural = "memories"
+        indexes = [
+            models.Index(fields=["tenant", "subject_kind", "subject_id", "state"], name="memory_subject_idx"),
+            models.Index(fields=["tenant", "dedupe_key", "state"], name="memory_dedupe_idx"),
+            models.Index(fields=["tenant", "scope", "type", "state"], name="memory_scope_type_idx"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(confidence__gte=0) & models.Q(confidence__lte=1),
+                name="memory_confidence_0_1",
+            ),
+            models.CheckConstraint(condition=models.Q(revision__gte=1), name="memory_revision_gte_1"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.type}:{self.statement[:60]}"
+
+    @property
+    def statement(self) -> str:
+        return str((self.content or {}).get("statement", ""))
+
+    @property
+    def is_active(self) -> bool:
+        return self.state == self.State.ACTIVE
+
+    @property
+    def content_hash(self) -> str:
+        """Hash of everything a revision asserts; receipts record it before and after."""
+        return digest(self.snapshot())
+
+    def snapshot(self) -> dict:
+        """Return the governed fields as JSON (what a proposal can set)."""
+        return {
+            "subject": {"kind": self.subject_kind, "id": self.subject_id},
+            "scope": self.scope,
+            "type": self.type,
+            "content": self.content,
+            "sensitivity": self.sensitivity,
+            "confidence": self.confidence,
+            "retention_policy": self.retention_policy,
+            "ttl_seconds": self.ttl_seconds,
+            "expires_at": _iso(self.expires_at),
+            "valid_from": _iso(self.valid_from),
+            "valid_to": _iso(self.valid_to),
+            "dedupe_key": self.dedupe_key,
+            "state": self.state,
+        }
+
+
+def _iso(value) -> str | None:
+    return value.isoformat() if value else None
+
+
+class MemoryEvidence(models.Model):
+    """Binds one memory revision to one exact evidence revision it rests on.
+
+    Kept as explicit rows (not an M2M) so history and queries by evidence
+    ("which memories rest on this backtest?") stay simple and indexed.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="evidence_links")
+    memory_revision = models.PositiveIntegerField()
+    evidence_revision = models.ForeignKey(
+        EvidenceRevision, on_delete=models.PROTECT, related_name="memory_links"
+    )
+    content_hash = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["memory", "memory_revision", "evidence_revision"],
+                name="memory_evidence_unique",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.memory_id}@{self.memory_revision} ← {self.evidence_revision_id}"

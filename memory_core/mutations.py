@@ -1,0 +1,103 @@
+"""The only functions that write memories.
+
+Only the executor may import this module (import-linter contract
+"only the executor writes memories"); everyone else proposes.
+Each function expects to run inside the executor's transaction with the
+target row already locked, and saves through ``save()`` so simple-history
+records the revision.
+"""
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.utils.dateparse import parse_datetime
+
+from evidence.models import EvidenceRevision
+from memory_core.models import Memory, MemoryEvidence
+
+_UPDATABLE_FIELDS = (
+    "content",
+    "sensitivity",
+    "confidence",
+    "retention_policy",
+    "ttl_seconds",
+    "expires_at",
+    "valid_from",
+    "valid_to",
+    "dedupe_key",
+)
+
+
+def create_memory(
+    *,
+    memory_id: str,
+    tenant_id: Any,
+    fields: dict[str, Any],
+    evidence: Iterable[EvidenceRevision],
+    now: datetime,
+    change_reason: str,
+) -> Memory:
+    """Create revision 1 of a memory with its evidence bindings."""
+    memory = Memory(
+        id=memory_id,
+        tenant_id=tenant_id,
+        subject_kind=fields["subject"]["kind"],
+        subject_id=fields["subject"]["id"],
+        scope=fields["scope"],
+        type=fields["type"],
+        revision=1,
+        created_at=now,
+        updated_at=now,
+    )
+    _assign(memory, fields, now)
+    memory._change_reason = change_reason
+    memory.save(force_insert=True)
+    _bind_evidence(memory, evidence)
+    return memory
+
+
+def update_memory(
+    *,
+    memory: Memory,
+    changes: dict[str, Any],
+    evidence: Iterable[EvidenceRevision],
+    now: datetime,
+    change_reason: str,
+) -> Memory:
+    """Apply ``changes`` as the memory's next revision (caller holds the row lock)."""
+    _assign(memory, changes, now)
+    memory.revision += 1
+    memory.updated_at = now
+    memory._change_reason = change_reason
+    memory.save()
+    _bind_evidence(memory, evidence)
+    return memory
+
+
+_DATETIME_FIELDS = {"expires_at", "valid_from", "valid_to"}
+
+
+def _assign(memory: Memory, fields: dict[str, Any], now: datetime) -> None:
+    """Copy proposed fields (JSON, datetimes as ISO strings) onto the row."""
+    for name in _UPDATABLE_FIELDS:
+        if name in fields:
+            value = fields[name]
+            if name in _DATETIME_FIELDS and isinstance(value, str):
+                value = parse_datetime(value)
+            setattr(memory, name, value)
+    if fields.get("ttl_seconds") and not fields.get("expires_at"):
+        memory.expires_at = now + timedelta(seconds=fields["ttl_seconds"])
+
+
+def _bind_evidence(memory: Memory, evidence: Iterable[EvidenceRevision]) -> None:
+    MemoryEvidence.objects.bulk_create(
+        MemoryEvidence(
+            tenant_id=memory.tenant_id,
+            memory=memory,
+            memory_revision=memory.revision,
+            evidence_revision=revision,
+            content_hash=revision.content_hash,
+        )
+        for revision in evidence
+    )

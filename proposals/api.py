@@ -1,0 +1,235 @@
+"""REST endpoints for agents' proposals."""
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.api.pagination import CreatedCursorPagination
+from core.api.problems import problem_response
+from core.api.serializers import StrictSerializer
+from core.canonical import digest
+from core.errors import DomainError
+from memory_core.models import Memory
+from proposals.models import Proposal
+from proposals.selectors import proposal_detail, proposal_list
+from proposals.services import submit_proposal, withdraw_proposal
+
+
+class IdempotencyKeyRequired(DomainError):
+    code = "idempotency_key_required"
+    status = 400
+    title = "Send an Idempotency-Key header (1-200 printable characters)"
+
+
+class SubjectInput(StrictSerializer):
+    kind = serializers.ChoiceField(choices=Memory.SubjectKind.choices)
+    id = serializers.CharField(max_length=256)
+
+
+class _MemoryFieldsInput(StrictSerializer):
+    content = serializers.JSONField()
+    sensitivity = serializers.ChoiceField(choices=Memory.Sensitivity.choices, required=False)
+    confidence = serializers.FloatField(min_value=0, max_value=1, required=False)
+    retention_policy = serializers.ChoiceField(choices=Memory.RetentionPolicy.choices, required=False)
+    ttl_seconds = serializers.IntegerField(
+        min_value=0, max_value=10 * 365 * 86400, required=False, allow_null=True
+    )
+    expires_at = serializers.DateTimeField(required=False, allow_null=True)
+    valid_from = serializers.DateTimeField(required=False, allow_null=True)
+    valid_to = serializers.DateTimeField(required=False, allow_null=True)
+    dedupe_key = serializers.CharField(max_length=256, required=False, allow_blank=True)
+
+    def validate(self, attrs):
+        if attrs.get("valid_from") and attrs.get("valid_to") and attrs["valid_to"] < attrs["valid_from"]:
+            raise serializers.ValidationError({"valid_to": ["Must not be before valid_from."]})
+        return attrs
+
+
+class MemoryCreateInput(_MemoryFieldsInput):
+    subject = SubjectInput()
+    scope = serializers.ChoiceField(choices=Memory.Scope.choices)
+    type = serializers.ChoiceField(choices=Memory.Type.choices)
+
+
+class MemoryChangesInput(_MemoryFieldsInput):
+    content = serializers.JSONField(required=False)
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError("Propose at least one change.")
+        return super().validate(attrs)
+
+
+class EvidenceBindingInput(StrictSerializer):
+    evidence_id = serializers.UUIDField()
+    revision = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
+    content_hash = serializers.RegexField(r"^[0-9a-f]{64}$")
+
+
+class PolicyContextInput(StrictSerializer):
+    """MGP's policy_context. actor_agent and tenant_id come from the token; if sent they must match."""
+
+    actor_agent = serializers.CharField(max_length=200, required=False)
+    tenant_id = serializers.CharField(max_length=200, required=False)
+    acting_for_subject = SubjectInput(required=False)
+    requested_action = serializers.CharField(max_length=32, required=False)
+    task_id = serializers.CharField(max_length=200, required=False)
+    task_type = serializers.CharField(max_length=200, required=False)
+    session_id = serializers.CharField(max_length=200, required=False)
+    risk_level = serializers.ChoiceField(choices=["low", "medium", "high"], required=False)
+    channel = serializers.CharField(max_length=100, required=False)
+    chat_id = serializers.CharField(max_length=200, required=False)
+    data_zone = serializers.CharField(max_length=100, required=False)
+    runtime_id = serializers.CharField(max_length=200, required=False)
+    runtime_instance_id = serializers.CharField(max_length=200, required=False)
+    correlation_id = serializers.CharField(max_length=200, required=False)
+    consent_basis = serializers.CharField(max_length=100, required=False)
+    assertion_origin = serializers.CharField(max_length=100, required=False)
+
+
+class ProposalSubmitInput(StrictSerializer):
+    action = serializers.ChoiceField(choices=Proposal.Action.choices)
+    memory = MemoryCreateInput(required=False, help_text="create: the new memory")
+    memory_id = serializers.UUIDField(required=False, help_text="update: the target memory")
+    base_revision = serializers.IntegerField(
+        min_value=1,
+        max_value=2**31 - 1,
+        required=False,
+        help_text="update: the revision it was computed against",
+    )
+    changes = MemoryChangesInput(required=False, help_text="update: the fields to change")
+    evidence = EvidenceBindingInput(many=True, required=False, max_length=100)
+    policy_context = PolicyContextInput(required=False)
+    rationale = serializers.CharField(max_length=10000, required=False, allow_blank=True)
+
+    def validate(self, attrs):
+        needed = {"create": ["memory"], "update": ["memory_id", "base_revision", "changes"]}
+        forbidden = {"create": ["memory_id", "base_revision", "changes"], "update": ["memory"]}
+        errors = {
+            name: ["Required for this action."] for name in needed[attrs["action"]] if name not in attrs
+        }
+        errors |= {
+            name: ["Not allowed for this action."] for name in forbidden[attrs["action"]] if name in attrs
+        }
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+
+class ProposalOutput(serializers.ModelSerializer):
+    memory_id = serializers.UUIDField(source="target_memory_id")
+    submitted_by = serializers.CharField(source="submitted_by.name")
+
+    class Meta:
+        model = Proposal
+        fields = [
+            "id",
+            "action",
+            "memory_id",
+            "base_revision",
+            "status",
+            "outcome",
+            "classification",
+            "required_approvals",
+            "matched_rule",
+            "reason_codes",
+            "policy_version",
+            "policy_fingerprint",
+            "action_digest",
+            "fields",
+            "evidence",
+            "policy_context",
+            "rationale",
+            "submitted_by",
+            "created_at",
+            "updated_at",
+        ]
+
+
+class ProposalSubmitApi(APIView):
+    """Submit a zero-write proposal. Denied proposals are stored for audit and answered 422."""
+
+    @extend_schema(
+        request=ProposalSubmitInput,
+        parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=True)],
+        responses={
+            201: ProposalOutput,
+            422: OpenApiResponse(description="Denied by policy (problem+json, proposal_id)"),
+        },
+    )
+    def post(self, request):
+        key = request.headers.get("Idempotency-Key", "")
+        if not (0 < len(key) <= 200 and key.isprintable()):
+            raise IdempotencyKeyRequired()
+        serializer = ProposalSubmitInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        submission = submit_proposal(
+            agent=request.user,
+            idempotency_key=key,
+            payload=serializer.validated_data,
+            request_hash=digest(request.data),
+        )
+        proposal = submission.proposal
+        if proposal.status == Proposal.Status.DENIED:
+            response = problem_response(
+                422,
+                proposal.reason_codes[0],
+                "Denied by policy",
+                f"Rule {proposal.matched_rule} denied this proposal.",
+                proposal_id=str(proposal.id),
+                reason_codes=proposal.reason_codes,
+                policy_fingerprint=proposal.policy_fingerprint,
+            )
+        else:
+            response = Response(ProposalOutput(proposal).data, status=status.HTTP_201_CREATED)
+        if submission.replayed:
+            response["Idempotent-Replayed"] = "true"
+        return response
+
+
+class ProposalListApi(APIView):
+    pagination_class = CreatedCursorPagination
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("status", enum=Proposal.Status.values),
+            OpenApiParameter("classification", enum=Proposal.Classification.values),
+            OpenApiParameter("cursor", str),
+            OpenApiParameter("limit", int),
+        ],
+        responses=ProposalOutput(many=True),
+    )
+    def get(self, request):
+        filters = ProposalFilterInput(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        proposals = proposal_list(tenant=request.user.tenant, **filters.validated_data).select_related(
+            "submitted_by"
+        )
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(proposals, request, view=self)
+        return paginator.get_paginated_response(ProposalOutput(page, many=True).data)
+
+
+class ProposalFilterInput(serializers.Serializer):
+    status = serializers.ChoiceField(choices=Proposal.Status.choices, required=False)
+    classification = serializers.ChoiceField(choices=Proposal.Classification.choices, required=False)
+
+
+class ProposalDetailApi(APIView):
+    @extend_schema(responses=ProposalOutput)
+    def get(self, request, proposal_id):
+        proposal = proposal_detail(tenant=request.user.tenant, proposal_id=proposal_id)
+        return Response(ProposalOutput(proposal).data)
+
+
+class ProposalWithdrawApi(APIView):
+    @extend_schema(request=None, responses=ProposalOutput)
+    def post(self, request, proposal_id):
+        proposal = proposal_detail(tenant=request.user.tenant, proposal_id=proposal_id)
+        proposal = withdraw_proposal(agent=request.user, proposal=proposal)
+        return Response(ProposalOutput(proposal).data)
+
+
+class ProposalCollectionApi(ProposalSubmitApi, ProposalListApi):
+    """``/proposals/``: POST submits, GET lists (one URL, two operations)."""

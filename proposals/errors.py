@@ -1,0 +1,23 @@
+"""Refusals a proposal submission or withdrawal can meet."""
+
+from core.errors import DomainError, NotFound
+
+
+class ProposalNotFound(NotFound):
+    title = "Proposal not found"
+
+
+class IdempotencyConflict(DomainError):
+    code = "idempotency_conflict"
+    status = 409
+    title = "This Idempotency-Key was already used with a different body"
+
+
+class BaseRevisionStale(DomainError):
+    code = "base_revision_stale"
+    status = 409
+    title = "The memory has changed since the proposal was computed"
+
+
+class ExecutorNotListening(RuntimeError):
+    """A proposal was released but no executor is connected to take it."""

@@ -1,0 +1,149 @@
+"""Proposals: zero-write, typed, frozen actions on memories."""
+
+import uuid
+
+from django.db import models
+from simple_history.models import HistoricalRecords
+
+from core.canonical import digest
+from core.errors import DomainError
+from evidence.models import EvidenceRevision
+from tenancy.models import Agent, Tenant
+
+
+class InvalidProposalTransition(DomainError):
+    code = "invalid_transition"
+    status = 409
+    title = "The proposal cannot move to that status"
+
+
+class Proposal(models.Model):
+    """A frozen action an agent asks to have applied to memory.
+
+    Submitting one writes no memory; the executor applies it later, exactly
+    as frozen here (``action_digest`` covers everything it will execute).
+    """
+
+    class Action(models.TextChoices):
+        CREATE = "create"
+        UPDATE = "update"
+
+    class Classification(models.TextChoices):
+        AUTO_APPLY = "auto_apply"
+        POLICY_GATED = "policy_gated"
+        REVIEW_REQUIRED = "review_required"
+        DENIED = "denied"
+
+    class Status(models.TextChoices):
+        PENDING_REVIEW = "pending_review"
+        RELEASED = "released"
+        APPLIED = "applied"
+        NOT_APPLIED = "not_applied"
+        DENIED = "denied"
+        WITHDRAWN = "withdrawn"
+
+    # The proposal state machine: the only moves a status may make.
+    TRANSITIONS = {
+        Status.PENDING_REVIEW: {Status.RELEASED, Status.WITHDRAWN},
+        Status.RELEASED: {Status.APPLIED, Status.NOT_APPLIED, Status.PENDING_REVIEW, Status.WITHDRAWN},
+        Status.APPLIED: set(),
+        Status.NOT_APPLIED: set(),
+        Status.DENIED: set(),
+        Status.WITHDRAWN: set(),
+    }
+    OPEN_STATUSES = (Status.PENDING_REVIEW, Status.RELEASED)
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    submitted_by = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="proposals")
+    action = models.CharField(max_length=16, choices=Action.choices)
+    target_memory_id = models.UUIDField(help_text="Assigned by the server for create")
+    base_revision = models.PositiveIntegerField(help_text="0 for create")
+    fields = models.JSONField(help_text="Proposed memory fields (create) or changes (update)")
+    evidence = models.JSONField(help_text="Evidence bindings: evidence_id, revision, content_hash")
+    policy_context = models.JSONField(default=dict)
+    rationale = models.TextField(blank=True)
+    dedupe_key = models.CharField(max_length=256, blank=True)
+
+    idempotency_key = models.CharField(max_length=200)
+    request_hash = models.CharField(max_length=64)
+    action_digest = models.CharField(max_length=64)
+
+    classification = models.CharField(max_length=16, choices=Classification.choices)
+    matched_rule = models.CharField(max_length=100)
+    reason_codes = models.JSONField(default=list)
+    policy_facts = models.JSONField(default=dict, help_text="What the engine saw, for reviewers")
+    policy_version = models.CharField(max_length=64)
+    policy_fingerprint = models.CharField(max_length=64)
+    required_approvals = models.PositiveSmallIntegerField(default=0)
+    gates = models.JSONField(default=list)
+
+    status = models.CharField(max_length=16, choices=Status.choices)
+    outcome = models.CharField(max_length=32, blank=True, help_text="Last executor outcome")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    history = HistoricalRecords(excluded_fields=["updated_at"])
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "submitted_by", "idempotency_key"], name="proposal_idempotency_key"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["tenant", "status", "-created_at"], name="proposal_status_idx"),
+            models.Index(fields=["tenant", "classification", "-created_at"], name="proposal_class_idx"),
+            models.Index(fields=["tenant", "-created_at", "-id"], name="proposal_recent_idx"),
+            models.Index(fields=["tenant", "target_memory_id", "status"], name="proposal_target_idx"),
+            models.Index(fields=["tenant", "dedupe_key", "status"], name="proposal_dedupe_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.target_memory_id} ({self.status})"
+
+    def frozen_action(self) -> dict:
+        """Return everything the executor will execute, as JSON."""
+        return {
+            "tenant_id": str(self.tenant_id),
+            "action": self.action,
+            "memory_id": str(self.target_memory_id),
+            "base_revision": self.base_revision,
+            "fields": self.fields,
+            "evidence": self.evidence,
+        }
+
+    def compute_action_digest(self) -> str:
+        return digest(self.frozen_action())
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in self.OPEN_STATUSES
+
+    def transition_to(self, status: str) -> None:
+        """Move to ``status`` or raise :class:`InvalidProposalTransition`."""
+        if status not in self.TRANSITIONS[self.status]:
+            raise InvalidProposalTransition(f"A {self.status} proposal cannot become {status}")
+        self.status = status
+
+    transition_to.alters_data = True
+
+
+class ProposalEvidence(models.Model):
+    """Indexes which evidence revisions a proposal cites (for fencing and review)."""
+
+    id = models.BigAutoField(primary_key=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    proposal = models.ForeignKey(Proposal, on_delete=models.CASCADE, related_name="evidence_links")
+    evidence_revision = models.ForeignKey(
+        EvidenceRevision, on_delete=models.PROTECT, related_name="proposal_links"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["proposal", "evidence_revision"], name="proposal_evidence_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.proposal_id} cites {self.evidence_revision_id}"

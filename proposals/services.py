@@ -1,0 +1,279 @@
+"""Proposals own submission, classification and the proposal state machine.
+
+``submit_proposal`` is the only way a proposal comes to exist. It writes no
+memory: it freezes the action, asks the policy engine for a verdict, and,
+when the verdict lets the action run, releases it to the executor in the
+same transaction.
+"""
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from core.canonical import digest
+from core.errors import TenantMismatch
+from evidence.models import EvidenceRevision
+from evidence.selectors import revisions_for_bindings
+from memory_core.content import validate_content
+from memory_core.models import Memory
+from memory_core.selectors import active_memories_with_dedupe_key
+from proposals.errors import BaseRevisionStale, ExecutorNotListening, IdempotencyConflict
+from proposals.models import Proposal, ProposalEvidence
+from proposals.policy import Verdict, active_rule_set, classify
+from proposals.signals import proposal_released
+from tenancy.models import Agent
+
+# Evidence statuses from best to worst; a proposal's evidence fact is its worst binding.
+_EVIDENCE_SEVERITY = ["valid", "superseded", "invalidated", "mismatch", "unknown"]
+_DATETIME_FIELDS = ("expires_at", "valid_from", "valid_to")
+_MEMORY_DEFAULTS = {
+    "sensitivity": Memory.Sensitivity.INTERNAL.value,
+    "confidence": 1.0,
+    "retention_policy": Memory.RetentionPolicy.PERSISTENT.value,
+    "ttl_seconds": None,
+    "expires_at": None,
+    "valid_from": None,
+    "valid_to": None,
+    "dedupe_key": "",
+}
+
+
+@dataclass(frozen=True)
+class Submission:
+    """The outcome of ``submit_proposal``: the proposal and whether it was a replay."""
+
+    proposal: Proposal
+    replayed: bool
+
+
+def submit_proposal(
+    *, agent: Agent, idempotency_key: str, payload: dict[str, Any], request_hash: str
+) -> Submission:
+    """Freeze, classify and store a proposal; release it if policy allows.
+
+    The same ``idempotency_key`` with the same ``request_hash`` returns the
+    original proposal; with another hash it raises ``IdempotencyConflict``.
+    """
+    existing = _existing_submission(agent, idempotency_key, request_hash)
+    if existing:
+        return Submission(existing, replayed=True)
+    try:
+        proposal = _submit(
+            agent=agent, idempotency_key=idempotency_key, payload=payload, request_hash=request_hash
+        )
+    except IntegrityError:
+        # A concurrent request with the same key won the unique constraint.
+        existing = _existing_submission(agent, idempotency_key, request_hash)
+        if existing is None:
+            raise
+        return Submission(existing, replayed=True)
+    return Submission(proposal, replayed=False)
+
+
+def _existing_submission(agent: Agent, idempotency_key: str, request_hash: str) -> Proposal | None:
+    proposal = Proposal.objects.filter(
+        tenant_id=agent.tenant_id, submitted_by=agent, idempotency_key=idempotency_key
+    ).first()
+    if proposal is not None and proposal.request_hash != request_hash:
+        raise IdempotencyConflict(proposal_id=str(proposal.id))
+    return proposal
+
+
+@transaction.atomic(durable=True)
+def _submit(*, agent: Agent, idempotency_key: str, payload: dict[str, Any], request_hash: str) -> Proposal:
+    context = _bind_context(agent, payload.get("policy_context") or {})
+    bindings = sorted(
+        (_binding_json(b) for b in payload.get("evidence", [])),
+        key=lambda b: (b["evidence_id"], b["revision"]),
+    )
+    evidence_status, revisions = _check_evidence(agent, bindings)
+    proposal = Proposal(
+        tenant_id=agent.tenant_id,
+        submitted_by=agent,
+        action=payload["action"],
+        evidence=bindings,
+        policy_context=context,
+        rationale=payload.get("rationale", ""),
+        idempotency_key=idempotency_key,
+        request_hash=request_hash,
+    )
+    if proposal.action == Proposal.Action.CREATE:
+        target_fact, result = _prepare_create(proposal, payload["memory"])
+    else:
+        target_fact, result = _prepare_update(proposal, agent, payload)
+    proposal.dedupe_key = result.get("dedupe_key", "") if result else ""
+    facts = {
+        "action": proposal.action,
+        "type": result.get("type") if result else None,
+        "scope": result.get("scope") if result else None,
+        "sensitivity": result.get("sensitivity") if result else None,
+        "risk_level": context.get("risk_level") or "unspecified",
+        "evidence": evidence_status,
+        "target": target_fact,
+        "dedupe": _dedupe_fact(agent.tenant_id, result, proposal.target_memory_id),
+        "owner_explicit": _owner_explicit(context, result),
+    }
+    verdict = classify(active_rule_set(), facts)
+    _apply_verdict(proposal, verdict, facts)
+    proposal.action_digest = proposal.compute_action_digest()
+    proposal.save(force_insert=True)
+    ProposalEvidence.objects.bulk_create(
+        ProposalEvidence(tenant_id=agent.tenant_id, proposal=proposal, evidence_revision=revision)
+        for revision in revisions
+    )
+    if proposal.status == Proposal.Status.RELEASED:
+        _release(proposal, available_at=timezone.now() + timedelta(seconds=verdict.rule.hold_seconds))
+    return proposal
+
+
+def _bind_context(agent: Agent, context: dict[str, Any]) -> dict[str, Any]:
+    """Refuse a context naming another tenant or actor; fill both from the credential."""
+    if context.get("tenant_id") not in (None, str(agent.tenant_id), agent.tenant.name):
+        raise TenantMismatch("policy_context.tenant_id names another tenant")
+    if context.get("actor_agent") not in (None, agent.name, str(agent.id)):
+        raise TenantMismatch("policy_context.actor_agent names another agent")
+    return {**context, "tenant_id": str(agent.tenant_id), "actor_agent": agent.name}
+
+
+def _binding_json(binding: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "evidence_id": str(binding["evidence_id"]),
+        "revision": binding["revision"],
+        "content_hash": binding["content_hash"],
+    }
+
+
+def _check_evidence(agent: Agent, bindings: list[dict]) -> tuple[str, list[EvidenceRevision]]:
+    """Return the worst binding status and the revisions that were found."""
+    if not bindings:
+        return "none", []
+    found = revisions_for_bindings(
+        tenant=agent.tenant, bindings=[(b["evidence_id"], b["revision"]) for b in bindings]
+    )
+    statuses = []
+    for binding in bindings:
+        revision = found.get((binding["evidence_id"], binding["revision"]))
+        if revision is None:
+            statuses.append("unknown")
+        elif revision.content_hash != binding["content_hash"]:
+            statuses.append("mismatch")
+        else:
+            statuses.append(revision.status)
+    return max(statuses, key=_EVIDENCE_SEVERITY.index), list(found.values())
+
+
+def _prepare_create(proposal: Proposal, memory: dict[str, Any]) -> tuple[str, dict]:
+    fields = {**_MEMORY_DEFAULTS, **_json_fields(memory)}
+    validate_content(fields["type"], fields["content"])
+    proposal.target_memory_id = uuid.uuid4()
+    proposal.base_revision = 0
+    proposal.fields = fields
+    return "new", fields
+
+
+def _prepare_update(proposal: Proposal, agent: Agent, payload: dict[str, Any]) -> tuple[str, dict]:
+    changes = _json_fields(payload["changes"])
+    proposal.target_memory_id = payload["memory_id"]
+    proposal.base_revision = payload["base_revision"]
+    proposal.fields = changes
+    memory = Memory.objects.filter(tenant_id=agent.tenant_id, pk=payload["memory_id"]).first()
+    if memory is None:
+        return "missing", {}
+    if memory.revision != payload["base_revision"]:
+        raise BaseRevisionStale(current_revision=memory.revision)
+    result = {**memory.snapshot(), **changes}
+    validate_content(result["type"], result["content"])
+    return ("current" if memory.is_active else "inactive"), result
+
+
+def _json_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """Return proposed fields as plain JSON (datetimes as ISO 8601)."""
+    out = dict(fields)
+    for name in _DATETIME_FIELDS:
+        if isinstance(out.get(name), datetime):
+            out[name] = out[name].isoformat()
+    return out
+
+
+def _dedupe_fact(tenant_id, result: dict, memory_id) -> str:
+    if not result or not result.get("dedupe_key"):
+        return "none"
+    others = list(
+        active_memories_with_dedupe_key(
+            tenant_id=tenant_id, dedupe_key=result["dedupe_key"], exclude_id=memory_id
+        ).values_list("content", flat=True)[:20]
+    )
+    if not others:
+        return "none"
+    if any(digest(content) == digest(result["content"]) for content in others):
+        return "duplicate"
+    return "contradiction"
+
+
+def _owner_explicit(context: dict, result: dict) -> bool:
+    subject = context.get("acting_for_subject") or {}
+    return context.get("consent_basis") == "explicit" and bool(result) and subject == result.get("subject")
+
+
+def _apply_verdict(proposal: Proposal, verdict: Verdict, facts: dict) -> None:
+    rule = verdict.rule
+    proposal.classification = verdict.classification
+    proposal.matched_rule = rule.id
+    proposal.reason_codes = verdict.reason_codes
+    proposal.policy_facts = facts
+    proposal.policy_version = verdict.policy_version
+    proposal.policy_fingerprint = verdict.policy_fingerprint
+    proposal.required_approvals = rule.approvals
+    proposal.gates = list(rule.gates)
+    proposal.status = {
+        Proposal.Classification.AUTO_APPLY: Proposal.Status.RELEASED,
+        Proposal.Classification.POLICY_GATED: Proposal.Status.RELEASED,
+        Proposal.Classification.REVIEW_REQUIRED: Proposal.Status.PENDING_REVIEW,
+        Proposal.Classification.DENIED: Proposal.Status.DENIED,
+    }[verdict.classification]
+
+
+def _release(proposal: Proposal, *, available_at: datetime) -> None:
+    """Hand the proposal to the executor inside the caller's transaction."""
+    if not proposal_released.has_listeners(Proposal):
+        raise ExecutorNotListening("No executor is connected to proposal_released")
+    proposal_released.send(sender=Proposal, proposal=proposal, available_at=available_at)
+
+
+@transaction.atomic(durable=True)
+def withdraw_proposal(*, agent: Agent, proposal: Proposal) -> Proposal:
+    """Withdraw an open proposal; a released one then executes as a no-op."""
+    proposal = Proposal.objects.select_for_update().get(pk=proposal.pk, tenant_id=agent.tenant_id)
+    proposal.transition_to(Proposal.Status.WITHDRAWN)
+    proposal.save(update_fields=["status", "updated_at"])
+    return proposal
+
+
+def record_execution(proposal: Proposal, *, outcome: str, applied: bool) -> None:
+    """Record the executor's outcome on a locked, released proposal (executor's transaction)."""
+    proposal.transition_to(Proposal.Status.APPLIED if applied else Proposal.Status.NOT_APPLIED)
+    proposal.outcome = outcome
+    proposal.save(update_fields=["status", "outcome", "updated_at"])
+
+
+def escalate_to_review(proposal: Proposal, *, failed_gates: list[str]) -> None:
+    """Send a gated proposal whose gates failed to human review (never drop it)."""
+    proposal.transition_to(Proposal.Status.PENDING_REVIEW)
+    proposal.classification = Proposal.Classification.REVIEW_REQUIRED
+    proposal.required_approvals = max(proposal.required_approvals, 1)
+    proposal.reason_codes = [*proposal.reason_codes, *(f"gate_failed:{g}" for g in failed_gates)]
+    proposal.outcome = "gate_failed"
+    proposal.save(
+        update_fields=[
+            "status",
+            "classification",
+            "required_approvals",
+            "reason_codes",
+            "outcome",
+            "updated_at",
+        ]
+    )

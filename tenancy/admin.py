@@ -1,0 +1,30 @@
+from django.contrib import admin
+
+from tenancy.models import Agent, AgentToken, Tenant
+
+
+@admin.register(Tenant)
+class TenantAdmin(admin.ModelAdmin):
+    list_display = ["name", "created_at"]
+    search_fields = ["name"]
+
+
+@admin.register(Agent)
+class AgentAdmin(admin.ModelAdmin):
+    list_display = ["name", "tenant", "user", "created_at"]
+    list_filter = ["tenant"]
+    list_select_related = ["tenant", "user"]
+    search_fields = ["name"]
+
+
+@admin.register(AgentToken)
+class AgentTokenAdmin(admin.ModelAdmin):
+    """Tokens are issued by ``create_agent_token``; the admin only shows and revokes."""
+
+    list_display = ["hint", "agent", "created_at", "revoked_at"]
+    list_filter = ["agent__tenant"]
+    list_select_related = ["agent__tenant"]
+    readonly_fields = ["agent", "hint", "key_hash", "created_at"]
+
+    def has_add_permission(self, request):
+        return False

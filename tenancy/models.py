@@ -1,0 +1,84 @@
+"""Tenants (workspaces), the agents that act in them, and their API tokens."""
+
+import hashlib
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+
+class Tenant(models.Model):
+    """A workspace. Every governed row belongs to exactly one tenant."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.SlugField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Agent(models.Model):
+    """An AI agent identity; the submitting principal of its proposals.
+
+    ``user`` links a human account to the agent (the next issue's
+    separation-of-duties rule treats that user as the submitter).
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="agents")
+    name = models.SlugField(max_length=64)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "name"], name="agent_unique_name_per_tenant")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tenant.name}/{self.name}"
+
+    # DRF treats request.user as authenticated when this is true.
+    is_authenticated = True
+    is_anonymous = False
+
+
+class AgentTokenQuerySet(models.QuerySet):
+    def active(self):
+        return self.filter(revoked_at__isnull=True)
+
+
+class AgentToken(models.Model):
+    """A bearer token bound to one agent (hence one tenant). Only its hash is stored.
+
+    Tokens carry 256 bits of randomness, so a plain SHA-256 is a safe lookup
+    key; a slow password hash would only slow every request down.
+    """
+
+    PREFIX = "cst_"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="tokens")
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    hint = models.CharField(max_length=12, editable=False, help_text="First characters, to tell tokens apart")
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = AgentTokenQuerySet.as_manager()
+
+    def __str__(self) -> str:
+        return f"{self.agent} {self.hint}…"
+
+    @staticmethod
+    def hash_key(raw_key: str) -> str:
+        return hashlib.sha256(raw_key.encode()).hexdigest()
+
+    @property
+    def is_revoked(self) -> bool:
+        return self.revoked_at is not None

@@ -1,0 +1,56 @@
+"""Tenancy owns tenants, agents and agent tokens."""
+
+import secrets
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from core.errors import DomainError, NotFound
+from tenancy.models import Agent, AgentToken, Tenant
+
+
+class TenantExists(DomainError):
+    code = "tenant_exists"
+    status = 409
+    title = "A tenant with this name already exists"
+
+
+@transaction.atomic
+def create_tenant(*, name: str) -> Tenant:
+    """Create a tenant; refuse a duplicate name."""
+    tenant = Tenant(name=name)
+    tenant.full_clean(validate_unique=False)
+    try:
+        with transaction.atomic():
+            tenant.save()
+    except IntegrityError:
+        raise TenantExists(f"Tenant {name!r} already exists") from None
+    return tenant
+
+
+def get_tenant(*, name: str) -> Tenant:
+    try:
+        return Tenant.objects.get(name=name)
+    except Tenant.DoesNotExist:
+        raise NotFound(f"No tenant named {name!r}") from None
+
+
+@transaction.atomic
+def issue_agent_token(*, tenant: Tenant, agent_name: str) -> tuple[AgentToken, str]:
+    """Create the agent if needed and issue a new token; return it and the raw key.
+
+    The raw key is returned once and never stored.
+    """
+    agent, _ = Agent.objects.get_or_create(tenant=tenant, name=agent_name)
+    raw_key = AgentToken.PREFIX + secrets.token_urlsafe(32)
+    token = AgentToken.objects.create(agent=agent, key_hash=AgentToken.hash_key(raw_key), hint=raw_key[:12])
+    return token, raw_key
+
+
+@transaction.atomic
+def revoke_agent_tokens(*, tenant: Tenant, agent_name: str, hint: str = "") -> int:
+    """Revoke an agent's active tokens (only the one starting with ``hint`` if given)."""
+    tokens = AgentToken.objects.active().filter(agent__tenant=tenant, agent__name=agent_name)
+    if hint:
+        tokens = tokens.filter(hint__startswith=hint[:12])
+    return tokens.update(revoked_at=timezone.now())
