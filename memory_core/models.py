@@ -10,6 +10,7 @@ from django.db import models
 from simple_history.models import HistoricalRecords
 
 from core.canonical import digest
+from core.history import human_history_user
 from evidence.models import EvidenceRevision
 from tenancy.models import Tenant
 
@@ -85,7 +86,7 @@ class Memory(models.Model):
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 
-    history = HistoricalRecords()
+    history = HistoricalRecords(get_user=human_history_user)
 
     class Meta:
         verbose_name_plural = "memories"

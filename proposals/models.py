@@ -7,6 +7,7 @@ from simple_history.models import HistoricalRecords
 
 from core.canonical import digest
 from core.errors import DomainError
+from core.history import human_history_user
 from evidence.models import EvidenceRevision
 from tenancy.models import Agent, Tenant
 
@@ -83,7 +84,7 @@ class Proposal(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    history = HistoricalRecords(excluded_fields=["updated_at"])
+    history = HistoricalRecords(excluded_fields=["updated_at"], get_user=human_history_user)
 
     class Meta:
         ordering = ["-created_at"]

@@ -1,0 +1,43 @@
+"""Idempotency-Key: a replay returns the original proposal; a different body conflicts."""
+
+from proposals.models import Proposal
+from tests.factories import create_payload, make_evidence, user_preference
+
+
+def _post(client, payload, key):
+    return client.post("/api/v1/proposals/", payload, format="json", HTTP_IDEMPOTENCY_KEY=key)
+
+
+def test_same_key_and_body_replays_the_original(agent, api):
+    payload = create_payload(user_preference(), [make_evidence(agent.agent)])
+    first = _post(api, payload, "retry-me")
+    second = _post(api, payload, "retry-me")
+    assert first.status_code == second.status_code == 201
+    assert second.json()["id"] == first.json()["id"]
+    assert second["Idempotent-Replayed"] == "true"
+    assert Proposal.objects.count() == 1
+
+
+def test_same_key_with_another_body_conflicts(agent, api):
+    payload = create_payload(user_preference(), [make_evidence(agent.agent)])
+    first = _post(api, payload, "once")
+    payload["rationale"] = "something else"
+    second = _post(api, payload, "once")
+    assert second.status_code == 409
+    assert second.json()["code"] == "idempotency_conflict"
+    assert second.json()["proposal_id"] == first.json()["id"]
+    assert Proposal.objects.count() == 1
+
+
+def test_keys_are_per_agent(agent, other_agent, api):
+    payload = create_payload(user_preference(), [])
+    assert _post(api, payload, "shared-key").status_code == 201
+    assert _post(other_agent.client, payload, "shared-key").status_code == 201
+    assert Proposal.objects.count() == 2
+
+
+def test_missing_key_is_refused(agent, api):
+    response = api.post("/api/v1/proposals/", create_payload(user_preference(), []), format="json")
+    assert response.status_code == 400
+    assert response.json()["code"] == "idempotency_key_required"
+    assert Proposal.objects.count() == 0

@@ -1,0 +1,85 @@
+"""Shared fixtures. Tests run against whatever DATABASE_URL / REDIS_URL name.
+
+Tests marked ``postgres`` or ``services`` need the real services. Outside CI
+they are skipped when the services are not configured; with
+``CUSTODIAN_REQUIRE_SERVICES=1`` (set by ``.ci/run``) they fail instead.
+"""
+
+import os
+
+import pytest
+from django.conf import settings
+from django.db import connection
+from rest_framework.test import APIClient
+
+from executor.models import OutboxEntry
+from executor.services import apply_entry
+from tests.factories import AgentHandle, create_payload, make_agent, make_evidence, submit, user_preference
+
+REQUIRE_SERVICES = os.environ.get("CUSTODIAN_REQUIRE_SERVICES") == "1"
+
+
+def _missing_services(marker: str) -> str:
+    if connection.vendor != "postgresql":
+        return "DATABASE_URL does not point to PostgreSQL"
+    if marker == "services":
+        if not settings.CELERY_BROKER_URL.startswith("redis"):
+            return "REDIS_URL is not set"
+        import redis
+
+        try:
+            redis.Redis.from_url(settings.CELERY_BROKER_URL, socket_connect_timeout=2).ping()
+        except redis.RedisError as exc:
+            return f"Redis unreachable: {exc}"
+    return ""
+
+
+@pytest.fixture(autouse=True)
+def _require_services(request):
+    for marker in ("postgres", "services"):
+        if request.node.get_closest_marker(marker):
+            missing = _missing_services(marker)
+            if missing and REQUIRE_SERVICES:
+                pytest.fail(f"required service missing: {missing}")
+            if missing:
+                pytest.skip(f"needs {marker}: {missing}")
+
+
+@pytest.fixture
+def agent(db) -> AgentHandle:
+    return make_agent("quant-desk", "research-agent")
+
+
+@pytest.fixture
+def other_agent(db) -> AgentHandle:
+    return make_agent("other-desk", "intruder-agent")
+
+
+@pytest.fixture
+def api(agent) -> APIClient:
+    return agent.client
+
+
+@pytest.fixture
+def anonymous() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture
+def applied_memory_factory(db):
+    """Return a function that auto-applies a preference memory through the real executor service."""
+    from memory_core.models import Memory
+
+    def make(handle: AgentHandle) -> Memory:
+        proposal = submit(handle.agent, create_payload(user_preference(), [make_evidence(handle.agent)]))
+        entry = OutboxEntry.objects.get(proposal=proposal)
+        apply_entry(entry_id=entry.id, executor={"host": "test", "pid": 0, "task_id": "t"})
+        return Memory.objects.get(pk=proposal.target_memory_id)
+
+    return make
+
+
+@pytest.fixture
+def applied_memory(agent, applied_memory_factory):
+    """An auto-applied preference memory at revision 1."""
+    return applied_memory_factory(agent)

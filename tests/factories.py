@@ -1,0 +1,120 @@
+"""Arrange helpers built on the real services (no hand-made rows)."""
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from rest_framework.test import APIClient
+
+from evidence.models import EvidenceRevision
+from evidence.services import register_evidence
+from proposals.services import submit_proposal
+from tenancy.models import Agent, Tenant
+from tenancy.services import issue_agent_token
+
+_counter = itertools.count(1)
+
+
+@dataclass
+class AgentHandle:
+    agent: Agent
+    token: str
+
+    @property
+    def tenant(self) -> Tenant:
+        return self.agent.tenant
+
+    @property
+    def client(self) -> APIClient:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {self.token}")
+        return client
+
+
+def make_agent(tenant_name: str, agent_name: str) -> AgentHandle:
+    tenant, _ = Tenant.objects.get_or_create(name=tenant_name)
+    token, raw = issue_agent_token(tenant=tenant, agent_name=agent_name)
+    return AgentHandle(token.agent, raw)
+
+
+def make_evidence(agent: Agent, content: Any = None, kind: str = "backtest_run") -> EvidenceRevision:
+    n = next(_counter)
+    return register_evidence(
+        agent=agent,
+        kind=kind,
+        external_ref=f"run-{n}",
+        content=content if content is not None else {"ic_mean": 0.021, "ic_ir": 0.35, "run": n},
+    )
+
+
+def factor_fact(**overrides) -> dict:
+    memory = {
+        "subject": {"kind": "org", "id": "quant-desk"},
+        "scope": "org",
+        "type": "semantic_fact",
+        "content": {
+            "statement": "momentum_12_1 shows unstable IC after industry neutralisation",
+            "factor": "momentum_12_1",
+            "universe": "CSI800",
+            "horizon": "20d",
+            "metric": "rank_ic",
+            "value": 0.012,
+            "conclusion": "unstable after neutralisation",
+        },
+        "sensitivity": "internal",
+        "confidence": 0.7,
+        "dedupe_key": "factor:momentum_12_1:ic_stability",
+    }
+    memory.update(overrides)
+    return memory
+
+
+def user_preference(**overrides) -> dict:
+    memory = {
+        "subject": {"kind": "user", "id": "pm-alice"},
+        "scope": "user",
+        "type": "preference",
+        "content": {
+            "statement": "Alice prefers weekly summaries",
+            "preference_key": "summary_cadence",
+            "preference_value": "weekly",
+        },
+        "sensitivity": "internal",
+    }
+    memory.update(overrides)
+    return memory
+
+
+def owner_context(subject: dict | None = None, **extra) -> dict:
+    return {
+        "acting_for_subject": subject or {"kind": "user", "id": "pm-alice"},
+        "consent_basis": "explicit",
+        "risk_level": "low",
+        "channel": "chat",
+        **extra,
+    }
+
+
+def create_payload(memory: dict, evidence: list[EvidenceRevision], context: dict | None = None) -> dict:
+    return {
+        "action": "create",
+        "memory": memory,
+        "evidence": [revision.binding() for revision in evidence],
+        "policy_context": context if context is not None else owner_context(),
+        "rationale": "observed in the latest backtest",
+    }
+
+
+def submit(agent: Agent, payload: dict, key: str | None = None):
+    """Submit through the API's serializer and the real service; return the proposal."""
+    from core.canonical import digest
+    from proposals.api import ProposalSubmitInput
+
+    serializer = ProposalSubmitInput(data=payload)
+    serializer.is_valid(raise_exception=True)
+    return submit_proposal(
+        agent=agent,
+        idempotency_key=key or f"key-{next(_counter)}",
+        payload=serializer.validated_data,
+        request_hash=digest(payload),
+    ).proposal
