@@ -10,7 +10,7 @@ from django.db import migrations
 UP = """
 CREATE OR REPLACE FUNCTION executor_receipt_append_only() RETURNS trigger AS $$
 BEGIN
-    RAISE EXCEPTION 'executor_receipt is append-only (% refused)', TG_OP;
+    RAISE EXCEPTION USING MESSAGE = 'executor_receipt is append-only (' || TG_OP || ' refused)';
 END;
 $$ LANGUAGE plpgsql;
 CREATE TRIGGER executor_receipt_append_only

@@ -1,0 +1,88 @@
+"""verify_receipts recomputes every chain and names the first tampered receipt."""
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import DatabaseError, connection, transaction
+
+from executor.models import Receipt
+
+
+@pytest.fixture
+def chain(agent, applied_memory_factory):
+    """Three applied receipts in one tenant's chain."""
+    for _ in range(3):
+        applied_memory_factory(agent)
+    return list(Receipt.objects.order_by("seq"))
+
+
+def _tamper(sql: str, params: list) -> None:
+    """Change a receipt row behind the application's back, as a DBA could."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SET LOCAL session_replication_role = replica")  # bypass the trigger
+        cursor.execute(sql, params)
+
+
+def test_an_intact_chain_verifies(chain, capsys):
+    call_command("verify_receipts")
+    assert "3 receipts verified" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("outcome", "stale"),
+        ("reason", "nothing to see"),
+        ("memory_id", "00000000-0000-4000-8000-000000000000"),
+        ("after_revision", 9),
+        ("after_content_hash", "f" * 64),
+        ("action_digest", "a" * 64),
+        ("policy_fingerprint", "b" * 64),
+        ("decision_ids", '["forged"]'),
+        ("evidence", "[]"),
+        ("executor", '{"host": "elsewhere"}'),
+        ("created_at", "2020-01-01T00:00:00+00:00"),
+        ("prev_hash", "c" * 64),
+    ],
+)
+def test_tampering_with_any_column_is_detected_and_named(chain, column, value):
+    victim = chain[1]
+    _tamper(
+        f"UPDATE executor_receipt SET {column} = %s WHERE id = %s",
+        [value, victim.id.hex if connection.vendor == "sqlite" else victim.id],
+    )
+    with pytest.raises(CommandError) as error:
+        call_command("verify_receipts")
+    assert str(victim.id) in str(error.value)
+
+
+def test_recomputing_one_hash_still_breaks_the_next_link(chain):
+    victim = chain[0]
+    victim.outcome = "stale"
+    forged_hash = victim.compute_hash()
+    _tamper(
+        "UPDATE executor_receipt SET outcome = %s, hash = %s WHERE id = %s",
+        ["stale", forged_hash, victim.id.hex if connection.vendor == "sqlite" else victim.id],
+    )
+    with pytest.raises(CommandError) as error:
+        call_command("verify_receipts")
+    assert str(chain[1].id) in str(error.value)
+
+
+def test_deleting_the_last_receipt_is_detected(chain):
+    _tamper(
+        "DELETE FROM executor_receipt WHERE id = %s",
+        [chain[-1].id.hex if connection.vendor == "sqlite" else chain[-1].id],
+    )
+    with pytest.raises(CommandError, match="chain head"):
+        call_command("verify_receipts")
+
+
+@pytest.mark.postgres
+def test_database_refuses_updates_to_receipts(chain):
+    with (
+        pytest.raises(DatabaseError, match="append-only"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute("UPDATE executor_receipt SET outcome = 'stale'")
