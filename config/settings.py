@@ -163,12 +163,18 @@ CELERY_TASK_SOFT_TIME_LIMIT = 45
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
+# Publishing is a nudge, never worth blocking a request for: give up fast.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2}
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_DEFAULT_QUEUE = "executor"
 CELERY_TASK_ROUTES = {"executor.*": {"queue": "executor"}}
 CELERY_BEAT_SCHEDULE = {
-    "sweep-outbox": {"task": "executor.sweep_outbox", "schedule": timedelta(seconds=5)},
+    "sweep-outbox": {
+        "task": "executor.sweep_outbox",
+        "schedule": timedelta(seconds=float(os.environ.get("CUSTODIAN_SWEEP_SECONDS", 5))),
+    },
 }
 
 # Executor tuning: how long a dispatched entry is leased before the sweep may

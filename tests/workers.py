@@ -1,0 +1,77 @@
+"""Run real Celery worker processes against the test database and broker."""
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def test_database_url() -> str:
+    """Return a URL for the database this test session uses (``test_…``)."""
+    db = connection.settings_dict
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
+    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+@contextlib.contextmanager
+def celery_worker(tmp_path: Path, *, beat: bool = False, concurrency: int = 2) -> Iterator[subprocess.Popen]:
+    """Start ``celery worker`` (optionally with beat) as a subprocess; stop it on exit."""
+    log_path = tmp_path / "worker.log"
+    env = {
+        **os.environ,
+        "DATABASE_URL": test_database_url(),
+        "REDIS_URL": settings.CELERY_BROKER_URL,
+        "CUSTODIAN_SWEEP_SECONDS": "1",
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "config",
+        "worker",
+        "-Q",
+        "executor",
+        "-c",
+        str(concurrency),
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+        "-n",
+        f"test-{os.getpid()}-{time.monotonic_ns()}@%h",
+        "-l",
+        "INFO",
+    ]
+    if beat:
+        command += ["-B", "-s", str(tmp_path / "beat-schedule")]
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(command, cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if os.environ.get("CUSTODIAN_SHOW_WORKER_LOG"):
+            print(log_path.read_text())
+
+
+def wait_until(condition: Callable[[], bool], *, timeout: float = 60, what: str = "condition") -> None:
+    """Poll ``condition`` until it holds; fail after ``timeout`` seconds (bounded, never hangs)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
