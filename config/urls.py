@@ -33,3 +33,6 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
 ]
+
+handler404 = "core.api.problems.not_found_handler"
+handler500 = "core.api.problems.server_error_handler"

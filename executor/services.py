@@ -82,7 +82,7 @@ def _apply(entry_id: Any, executor: dict[str, Any]) -> Receipt:
         record_execution(proposal, outcome=check.outcome, applied=True)
     elif check.outcome == Outcome.GATE_FAILED:
         escalate_to_review(proposal, failed_gates=check.reason.split(","))
-    elif check.outcome != Outcome.WITHDRAWN:
+    elif proposal.status == Proposal.Status.RELEASED:
         record_execution(proposal, outcome=check.outcome, applied=False)
     after = (memory.revision, memory.content_hash) if memory else (None, "")
     receipt = append_receipt(

@@ -1,6 +1,15 @@
 """Cursor pagination: stable under inserts and constant-time at any depth."""
 
+from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination
+
+from core.errors import DomainError
+
+
+class InvalidCursor(DomainError):
+    code = "invalid_cursor"
+    status = 400
+    title = "The cursor is not one this API issued"
 
 
 class CreatedCursorPagination(CursorPagination):
@@ -8,3 +17,9 @@ class CreatedCursorPagination(CursorPagination):
     page_size = 50
     page_size_query_param = "limit"
     max_page_size = 200
+
+    def decode_cursor(self, request):
+        try:
+            return super().decode_cursor(request)
+        except NotFound:
+            raise InvalidCursor() from None

@@ -73,3 +73,39 @@ def problem_exception_handler(exc, context):
     if getattr(exc, "wait", None):
         response["Retry-After"] = str(int(exc.wait))
     return response
+
+
+def _is_api(request) -> bool:
+    return request.path.startswith("/api/")
+
+
+def not_found_handler(request, exception=None):
+    """handler404: problem+json under /api/, Django's page elsewhere."""
+    from django.http import JsonResponse
+    from django.views.defaults import page_not_found
+
+    if not _is_api(request):
+        return page_not_found(request, exception)
+    body = {
+        "type": "urn:custodian:problem:not_found",
+        "title": "Not found",
+        "status": 404,
+        "code": "not_found",
+    }
+    return JsonResponse(body, status=404, content_type=PROBLEM_CONTENT_TYPE)
+
+
+def server_error_handler(request):
+    """handler500: problem+json under /api/ (the traceback goes to the log only)."""
+    from django.http import JsonResponse
+    from django.views.defaults import server_error
+
+    if not _is_api(request):
+        return server_error(request)
+    body = {
+        "type": "urn:custodian:problem:server_error",
+        "title": "Internal error",
+        "status": 500,
+        "code": "server_error",
+    }
+    return JsonResponse(body, status=500, content_type=PROBLEM_CONTENT_TYPE)

@@ -41,3 +41,18 @@ def test_missing_key_is_refused(agent, api):
     assert response.status_code == 400
     assert response.json()["code"] == "idempotency_key_required"
     assert Proposal.objects.count() == 0
+
+
+def test_update_against_a_stale_base_revision_is_refused_and_not_stored(agent, api, applied_memory):
+    payload = {
+        "action": "update",
+        "memory_id": str(applied_memory.id),
+        "base_revision": applied_memory.revision + 1,
+        "changes": {"confidence": 0.2},
+    }
+    before = Proposal.objects.count()
+    response = api.post("/api/v1/proposals/", payload, format="json", HTTP_IDEMPOTENCY_KEY="stale")
+    assert response.status_code == 409
+    assert response.json()["code"] == "base_revision_stale"
+    assert response.json()["current_revision"] == applied_memory.revision
+    assert Proposal.objects.count() == before

@@ -84,3 +84,10 @@ def test_body_naming_another_agent_is_refused(agent, api):
     response = api.post("/api/v1/proposals/", payload, format="json", HTTP_IDEMPOTENCY_KEY="t")
     assert response.status_code == 403
     assert response.json()["code"] == "tenant_mismatch"
+
+
+def test_unknown_api_path_is_a_problem_not_an_html_page(api):
+    response = api.get("/api/v1/nothing-here/")
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json()["code"] == "not_found"
