@@ -1,12 +1,15 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from executor.audit import memory_problems
 from executor.chain import verify_chain
-from executor.models import ReceiptChain
 from tenancy.models import Tenant
 
 
 class Command(BaseCommand):
-    help = "Recompute every tenant's receipt chain; exit non-zero naming the first broken link."
+    help = (
+        "Recompute every tenant's receipt chain and check every memory revision against it; "
+        "exit non-zero naming the first broken link."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--tenant", help="Only this tenant (name)")
@@ -17,15 +20,18 @@ class Command(BaseCommand):
             tenants = tenants.filter(name=tenant)
             if not tenants.exists():
                 raise CommandError(f"No tenant named {tenant!r}")
-        else:
-            tenants = tenants.filter(pk__in=ReceiptChain.objects.values("tenant_id"))
         broken = []
         for row in tenants:
             count, chain_break = verify_chain(row.id)
             if chain_break:
                 broken.append(f"{row.name}: {chain_break}")
                 self.stderr.write(f"BROKEN {row.name}: {chain_break}")
-            else:
-                self.stdout.write(f"ok {row.name}: {count} receipts verified")
+                continue
+            problems = memory_problems(row.id)
+            for problem in problems:
+                broken.append(f"{row.name}: {problem}")
+                self.stderr.write(f"BROKEN {row.name}: {problem}")
+            if not problems:
+                self.stdout.write(f"ok {row.name}: {count} receipts verified, memories match")
         if broken:
-            raise CommandError(f"{len(broken)} broken chain(s); first: {broken[0]}")
+            raise CommandError(f"{len(broken)} problem(s); first: {broken[0]}")
