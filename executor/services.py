@@ -126,14 +126,14 @@ def _verify(entry: OutboxEntry, proposal: Proposal, memory: Memory | None) -> Ch
         # Review decisions arrive with the review workflow; until then nothing
         # routed to review can satisfy its approvals.
         return Check(Outcome.APPROVALS_MISSING, "no approving decisions recorded")
-    invalid = proposal.evidence_links.exclude(
-        evidence_revision__status=EvidenceRevision.Status.VALID
-    ).select_related("evidence_revision")
-    for link in invalid[:1]:
-        revision = link.evidence_revision
+    invalid = (
+        EvidenceRevision.objects.filter(proposal_links__proposal=proposal)
+        .exclude(status=EvidenceRevision.Status.VALID)
+        .first()
+    )
+    if invalid is not None:
         return Check(
-            Outcome.EVIDENCE_INVALID,
-            f"evidence {revision.source_id}@{revision.revision} is {revision.status}",
+            Outcome.EVIDENCE_INVALID, f"evidence {invalid.source_id}@{invalid.revision} is {invalid.status}"
         )
     if proposal.action == Proposal.Action.CREATE and memory is not None:
         return Check(Outcome.STALE, "memory already exists")
