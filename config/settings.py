@@ -105,6 +105,8 @@ LOGIN_URL = "/admin/login/"
 # Bodies above this size are refused with 413 before they are parsed.
 CUSTODIAN_MAX_BODY_BYTES = int(os.environ.get("CUSTODIAN_MAX_BODY_BYTES", 256 * 1024))
 CUSTODIAN_MAX_JSON_DEPTH = 20
+# DRF reads JSON through request.body, so Django's own limit is the first gate.
+DATA_UPLOAD_MAX_MEMORY_SIZE = CUSTODIAN_MAX_BODY_BYTES
 CUSTODIAN_POLICY_FILE = Path(
     os.environ.get("CUSTODIAN_POLICY_FILE", BASE_DIR / "proposals" / "policy" / "rules.yaml")
 )
@@ -136,6 +138,10 @@ SPECTACULAR_SETTINGS = {
         "securitySchemes": {"AgentToken": {"type": "http", "scheme": "bearer", "description": "Agent token"}}
     },
     "SECURITY": [{"AgentToken": []}],
+    "ENUM_NAME_OVERRIDES": {
+        "EvidenceKindEnum": "evidence.models.EvidenceSource.Kind",
+        "SubjectKindEnum": "memory_core.models.Memory.SubjectKind",
+    },
 }
 
 # --- Celery -----------------------------------------------------------------

@@ -20,7 +20,7 @@ class EvidenceRevisionInline(admin.TabularInline):
 class EvidenceSourceAdmin(ReadOnlyAdmin):
     list_display = ["external_ref", "kind", "tenant", "latest_revision", "created_by", "created_at"]
     list_filter = ["tenant", "kind"]
-    list_select_related = ["tenant", "created_by"]
+    list_select_related = ["tenant", "created_by__tenant"]
     search_fields = ["external_ref", "=id"]
     inlines = [EvidenceRevisionInline]
 

@@ -88,6 +88,7 @@ def validate_content(memory_type: str, content: Any) -> dict:
     schema = CONTENT_SCHEMAS.get(memory_type, OpenContent)(data=content)
     if not schema.is_valid():
         raise InvalidContent(errors={"content": schema.errors})
-    if not content["statement"].strip():
-        raise InvalidContent(errors={"content": {"statement": ["Must not be blank."]}})
+    statement = content["statement"]
+    if not isinstance(statement, str) or not statement.strip():
+        raise InvalidContent(errors={"content": {"statement": ["Must be a non-blank string."]}})
     return content

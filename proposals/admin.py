@@ -19,7 +19,7 @@ class ProposalAdmin(SimpleHistoryAdmin):
         "created_at",
     ]
     list_filter = ["tenant", "status", "classification", "action"]
-    list_select_related = ["tenant", "submitted_by"]
+    list_select_related = ["tenant", "submitted_by__tenant"]
     search_fields = ["=id", "=target_memory_id", "dedupe_key"]
     date_hierarchy = "created_at"
 

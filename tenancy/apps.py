@@ -4,3 +4,6 @@ from django.apps import AppConfig
 class TenancyConfig(AppConfig):
     name = "tenancy"
     verbose_name = "Tenants and agent credentials"
+
+    def ready(self) -> None:
+        from tenancy import schema  # noqa: F401  (registers the OpenAPI auth extension)

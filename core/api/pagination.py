@@ -1,5 +1,6 @@
 """Cursor pagination: stable under inserts and constant-time at any depth."""
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination
 
@@ -17,6 +18,12 @@ class CreatedCursorPagination(CursorPagination):
     page_size = 50
     page_size_query_param = "limit"
     max_page_size = 200
+
+    def paginate_queryset(self, queryset, request, view=None):
+        try:
+            return super().paginate_queryset(queryset, request, view)
+        except DjangoValidationError:  # a well-formed cursor with a forged position
+            raise InvalidCursor() from None
 
     def decode_cursor(self, request):
         try:

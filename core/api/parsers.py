@@ -31,7 +31,7 @@ def _reject_constant(name: str) -> Any:
 
 
 def _check_tree(value: Any, max_depth: int) -> None:
-    """Refuse deep nesting, NUL characters and numbers outside I-JSON (RFC 7493).
+    """Refuse deep nesting, NUL, lone surrogates and numbers outside I-JSON (RFC 7493).
 
     PostgreSQL cannot store U+0000 in text or jsonb, and canonical JSON
     (RFC 8785) cannot hash integers beyond 2**53 or infinities: letting any
@@ -43,8 +43,7 @@ def _check_tree(value: Any, max_depth: int) -> None:
         if depth > max_depth:
             raise MalformedJSON(f"JSON nested deeper than {max_depth} levels")
         if isinstance(node, str):
-            if "\x00" in node:
-                raise MalformedJSON("NUL characters are not allowed")
+            _check_string(node)
         elif isinstance(node, bool):
             continue
         elif isinstance(node, int):
@@ -55,11 +54,19 @@ def _check_tree(value: Any, max_depth: int) -> None:
                 raise MalformedJSON("Numbers must be finite")
         elif isinstance(node, dict):
             for key, child in node.items():
-                if "\x00" in key:
-                    raise MalformedJSON("NUL characters are not allowed")
+                _check_string(key)
                 stack.append((child, depth + 1))
         elif isinstance(node, list):
             stack.extend((child, depth + 1) for child in node)
+
+
+def _check_string(text: str) -> None:
+    if "\x00" in text:
+        raise MalformedJSON("NUL characters are not allowed")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise MalformedJSON("Lone surrogate escapes are not valid Unicode") from None
 
 
 class StrictJSONParser(JSONParser):

@@ -6,6 +6,7 @@ This is the only place that turns exceptions into HTTP error bodies.
 import logging
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DatabaseError, OperationalError
 from django.http import Http404
@@ -47,6 +48,8 @@ def problem_exception_handler(exc, context):
     set_rollback()
     if isinstance(exc, DomainError):
         return problem_response(exc.status, exc.code, exc.title, exc.detail, **exc.extra)
+    if isinstance(exc, RequestDataTooBig):
+        return problem_response(413, "payload_too_large", "Request body too large")
     if isinstance(exc, Http404):
         exc = drf.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
