@@ -71,6 +71,15 @@ class EvidenceRevision(models.Model):
     def __str__(self) -> str:
         return f"{self.source_id}@{self.revision}"
 
+    def save(self, *args, **kwargs):
+        """Insert once; afterwards only the status may change."""
+        update_fields = kwargs.get("update_fields")
+        if not self._state.adding and not (
+            update_fields and set(update_fields) <= {"status", "status_reason"}
+        ):
+            raise TypeError("Evidence revisions are immutable; only their status may change")
+        super().save(*args, **kwargs)
+
     @property
     def is_valid(self) -> bool:
         return self.status == self.Status.VALID

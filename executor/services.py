@@ -46,7 +46,9 @@ def apply_entry(*, entry_id: Any, executor: dict[str, Any]) -> Receipt | None:
 @transaction.atomic(durable=True)
 def _claim(entry_id: Any) -> bool:
     """Count the attempt in its own committed transaction; dead-letter past the cap."""
-    entry = OutboxEntry.objects.select_for_update().filter(pk=entry_id).first()
+    # skip_locked: a copy of a message whose entry another worker holds right
+    # now returns at once instead of queueing behind it.
+    entry = OutboxEntry.objects.select_for_update(skip_locked=True).filter(pk=entry_id).first()
     if entry is None or entry.is_finished:
         return False
     now = timezone.now()

@@ -1,6 +1,7 @@
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
+from core.admin import ReadOnlyAdmin
 from memory_core.models import Memory, MemoryEvidence
 
 
@@ -13,6 +14,14 @@ class MemoryEvidenceInline(admin.TabularInline):
 
     def has_add_permission(self, request, obj=None):
         return False
+
+
+@admin.register(MemoryEvidence)
+class MemoryEvidenceAdmin(ReadOnlyAdmin):
+    list_display = ["memory", "memory_revision", "evidence_revision", "content_hash", "tenant"]
+    list_filter = ["tenant"]
+    list_select_related = ["memory", "evidence_revision__source", "tenant"]
+    search_fields = ["=memory__id", "=evidence_revision__source__id"]
 
 
 @admin.register(Memory)

@@ -1,7 +1,16 @@
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
-from proposals.models import Proposal
+from core.admin import ReadOnlyAdmin
+from proposals.models import Proposal, ProposalEvidence
+
+
+@admin.register(ProposalEvidence)
+class ProposalEvidenceAdmin(ReadOnlyAdmin):
+    list_display = ["proposal", "evidence_revision", "tenant"]
+    list_filter = ["tenant"]
+    list_select_related = ["proposal", "evidence_revision__source", "tenant"]
+    search_fields = ["=proposal__id", "=evidence_revision__source__id"]
 
 
 @admin.register(Proposal)

@@ -12,9 +12,15 @@ from django.conf import settings
 from django.db import connection
 from rest_framework.test import APIClient
 
-from executor.models import OutboxEntry
-from executor.services import apply_entry
-from tests.factories import AgentHandle, create_payload, make_agent, make_evidence, submit, user_preference
+from tests.factories import (
+    AgentHandle,
+    apply_released,
+    create_payload,
+    make_agent,
+    make_evidence,
+    submit,
+    user_preference,
+)
 
 REQUIRE_SERVICES = os.environ.get("CUSTODIAN_REQUIRE_SERVICES") == "1"
 
@@ -72,8 +78,7 @@ def applied_memory_factory(db):
 
     def make(handle: AgentHandle) -> Memory:
         proposal = submit(handle.agent, create_payload(user_preference(), [make_evidence(handle.agent)]))
-        entry = OutboxEntry.objects.get(proposal=proposal)
-        apply_entry(entry_id=entry.id, executor={"host": "test", "pid": 0, "task_id": "t"})
+        apply_released(proposal)
         return Memory.objects.get(pk=proposal.target_memory_id)
 
     return make

@@ -118,3 +118,12 @@ def submit(agent: Agent, payload: dict, key: str | None = None):
         payload=serializer.validated_data,
         request_hash=digest(payload),
     ).proposal
+
+
+def apply_released(proposal):
+    """Run the executor service on the proposal's latest outbox entry; return the receipt."""
+    from executor.models import OutboxEntry
+    from executor.services import apply_entry
+
+    entry = OutboxEntry.objects.filter(proposal=proposal).latest("created_at")
+    return apply_entry(entry_id=entry.id, executor={"host": "test", "pid": 0, "task_id": "t"})

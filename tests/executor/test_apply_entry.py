@@ -16,7 +16,7 @@ WORKER = {"host": "test-host", "pid": 1, "task_id": "task"}
 
 def _apply(proposal) -> Receipt:
     entry = OutboxEntry.objects.filter(proposal=proposal).latest("created_at")
-    return apply_entry(entry_id=entry.id, executor=WORKER)
+    return apply_entry(entry_id=entry.id, executor=WORKER)  # a worker identity the tests can check
 
 
 def _update(agent, memory, statement, base_revision=None):

@@ -6,7 +6,15 @@ from evidence.services import add_evidence_revision
 from executor.models import OutboxEntry
 from proposals.models import Proposal
 from proposals.policy import active_rule_set
-from tests.factories import create_payload, factor_fact, make_evidence, owner_context, submit, user_preference
+from tests.factories import (
+    apply_released,
+    create_payload,
+    factor_fact,
+    make_evidence,
+    owner_context,
+    submit,
+    user_preference,
+)
 
 
 def _submit_create(agent, memory, context=None, evidence=True):
@@ -110,3 +118,19 @@ def test_engine_first_matching_rule_wins(facts, expected):
         "owner_explicit": True,
     }
     assert classify(active_rule_set(), {**base, **facts}).classification == expected
+
+
+def _event(statement: str) -> dict:
+    return user_preference(type="episodic_event", dedupe_key="cadence", content={"statement": statement})
+
+
+def test_same_dedupe_key_with_new_content_is_a_contradiction_for_review(agent):
+    apply_released(_submit_create(agent, _event("Alice asked for weekly summaries")))
+    proposal = _submit_create(agent, _event("Alice asked for daily summaries"))
+    _assert_recorded(proposal, "review_required", "review-contradiction", "contradicts_active_memory")
+
+
+def test_same_dedupe_key_with_same_content_is_a_denied_duplicate(agent):
+    apply_released(_submit_create(agent, _event("Alice asked for weekly summaries")))
+    proposal = _submit_create(agent, _event("Alice asked for weekly summaries"))
+    _assert_recorded(proposal, "denied", "deny-duplicate", "duplicate_of_active_memory")
