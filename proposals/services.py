@@ -105,12 +105,12 @@ def _submit(*, agent: Agent, idempotency_key: str, payload: dict[str, Any], requ
         target_fact, result = _prepare_create(proposal, payload["memory"])
     else:
         target_fact, result = _prepare_update(proposal, agent, payload)
-    proposal.dedupe_key = result.get("dedupe_key", "") if result else ""
+    proposal.dedupe_key = result.get("dedupe_key", "")
     facts = {
         "action": proposal.action,
-        "type": result.get("type") if result else None,
-        "scope": result.get("scope") if result else None,
-        "sensitivity": result.get("sensitivity") if result else None,
+        "type": result.get("type"),
+        "scope": result.get("scope"),
+        "sensitivity": result.get("sensitivity"),
         "risk_level": context.get("risk_level") or "unspecified",
         "evidence": evidence_status,
         "target": target_fact,
@@ -176,6 +176,7 @@ def _prepare_create(proposal: Proposal, memory: dict[str, Any]) -> tuple[str, di
 
 
 def _prepare_update(proposal: Proposal, agent: Agent, payload: dict[str, Any]) -> tuple[str, dict]:
+    """Return the target fact and the memory as it would be after the change ({} if missing)."""
     changes = _json_fields(payload["changes"])
     proposal.target_memory_id = payload["memory_id"]
     proposal.base_revision = payload["base_revision"]
@@ -200,7 +201,7 @@ def _json_fields(fields: dict[str, Any]) -> dict[str, Any]:
 
 
 def _dedupe_fact(tenant_id, result: dict, memory_id) -> str:
-    if not result or not result.get("dedupe_key"):
+    if not result.get("dedupe_key"):
         return "none"
     others = list(
         active_memories_with_dedupe_key(
