@@ -30,6 +30,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_filters",
+    "django_htmx",
     "guardian",
     "simple_history",
     "tenancy",
@@ -49,6 +50,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -100,7 +102,9 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 
-LOGIN_URL = "/admin/login/"
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/review/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
 
 # Bodies above this size are refused with 413 before they are parsed.
 CUSTODIAN_MAX_BODY_BYTES = int(os.environ.get("CUSTODIAN_MAX_BODY_BYTES", 256 * 1024))
@@ -113,7 +117,8 @@ CUSTODIAN_POLICY_FILE = Path(
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "tenancy.authentication.AgentTokenAuthentication",
+        "tenancy.authentication.BearerTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["tenancy.authentication.IsAgent"],
     "DEFAULT_PARSER_CLASSES": ["core.api.parsers.StrictJSONParser"],

@@ -19,5 +19,17 @@ class BaseRevisionStale(DomainError):
     title = "The memory has changed since the proposal was computed"
 
 
+class NotSubmitter(DomainError):
+    code = "not_submitter"
+    status = 403
+    title = "Only the agent that submitted a proposal may amend it"
+
+
+class AmendmentChangesTarget(DomainError):
+    code = "amendment_changes_target"
+    status = 400
+    title = "An amendment keeps the proposal's action and target memory"
+
+
 class ExecutorNotListening(RuntimeError):
     """A proposal was released but no executor is connected to take it."""

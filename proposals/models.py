@@ -37,22 +37,43 @@ class Proposal(models.Model):
 
     class Status(models.TextChoices):
         PENDING_REVIEW = "pending_review"
+        CHANGES_REQUESTED = "changes_requested"
         RELEASED = "released"
         APPLIED = "applied"
         NOT_APPLIED = "not_applied"
         DENIED = "denied"
+        REJECTED = "rejected"
+        EXPIRED = "expired"
         WITHDRAWN = "withdrawn"
 
     # The proposal state machine: the only moves a status may make.
+    # An amendment re-classifies, so changes_requested may lead anywhere a
+    # fresh submission may.
     TRANSITIONS = {
-        Status.PENDING_REVIEW: {Status.RELEASED, Status.WITHDRAWN},
+        Status.PENDING_REVIEW: {
+            Status.RELEASED,
+            Status.REJECTED,
+            Status.CHANGES_REQUESTED,
+            Status.EXPIRED,
+            Status.WITHDRAWN,
+        },
+        Status.CHANGES_REQUESTED: {
+            Status.PENDING_REVIEW,
+            Status.RELEASED,
+            Status.DENIED,
+            Status.EXPIRED,
+            Status.WITHDRAWN,
+        },
         Status.RELEASED: {Status.APPLIED, Status.NOT_APPLIED, Status.PENDING_REVIEW, Status.WITHDRAWN},
         Status.APPLIED: set(),
         Status.NOT_APPLIED: set(),
         Status.DENIED: set(),
+        Status.REJECTED: set(),
+        Status.EXPIRED: set(),
         Status.WITHDRAWN: set(),
     }
-    OPEN_STATUSES = (Status.PENDING_REVIEW, Status.RELEASED)
+    OPEN_STATUSES = (Status.PENDING_REVIEW, Status.CHANGES_REQUESTED, Status.RELEASED)
+    RISK_RANKS = {"unspecified": 0, "low": 1, "medium": 2, "high": 3}
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
@@ -64,7 +85,13 @@ class Proposal(models.Model):
     evidence = models.JSONField(help_text="Evidence bindings: evidence_id, revision, content_hash")
     policy_context = models.JSONField(default=dict)
     rationale = models.TextField(blank=True)
+    version = models.PositiveIntegerField(default=1, help_text="1 + the number of amendments")
+    # Copies of the resulting memory's type/scope and the context's risk, so
+    # the review queue filters and sorts on indexed columns.
     dedupe_key = models.CharField(max_length=256, blank=True)
+    memory_type = models.CharField(max_length=32, blank=True)
+    memory_scope = models.CharField(max_length=16, blank=True)
+    risk_rank = models.PositiveSmallIntegerField(default=0)
 
     idempotency_key = models.CharField(max_length=200)
     request_hash = models.CharField(max_length=64)
@@ -78,8 +105,9 @@ class Proposal(models.Model):
     policy_fingerprint = models.CharField(max_length=64)
     required_approvals = models.PositiveSmallIntegerField(default=0)
     gates = models.JSONField(default=list)
+    review_deadline = models.DateTimeField(null=True, blank=True)
 
-    status = models.CharField(max_length=16, choices=Status.choices)
+    status = models.CharField(max_length=24, choices=Status.choices)
     outcome = models.CharField(max_length=32, blank=True, help_text="Last executor outcome")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -99,6 +127,15 @@ class Proposal(models.Model):
             models.Index(fields=["tenant", "-created_at", "-id"], name="proposal_recent_idx"),
             models.Index(fields=["tenant", "target_memory_id", "status"], name="proposal_target_idx"),
             models.Index(fields=["tenant", "dedupe_key", "status"], name="proposal_dedupe_idx"),
+            models.Index(fields=["status", "tenant", "created_at", "id"], name="proposal_queue_age_idx"),
+            models.Index(
+                fields=["status", "tenant", "-risk_rank", "created_at", "id"], name="proposal_queue_risk_idx"
+            ),
+            models.Index(
+                fields=["review_deadline"],
+                condition=models.Q(status__in=["pending_review", "changes_requested"]),
+                name="proposal_review_deadline_idx",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -121,6 +158,19 @@ class Proposal(models.Model):
     @property
     def is_open(self) -> bool:
         return self.status in self.OPEN_STATUSES
+
+    @property
+    def risk_level(self) -> str:
+        return (self.policy_context or {}).get("risk_level") or "unspecified"
+
+    @property
+    def is_low_risk(self) -> bool:
+        """Low-risk proposals may be approved in bulk: one approval, not high risk, not sensitive."""
+        return (
+            self.required_approvals == 1
+            and self.risk_rank <= self.RISK_RANKS["low"]
+            and self.policy_facts.get("sensitivity") in ("public", "internal")
+        )
 
     def transition_to(self, status: str) -> None:
         """Move to ``status`` or raise :class:`InvalidProposalTransition`."""

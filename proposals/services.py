@@ -21,8 +21,14 @@ from evidence.selectors import revisions_for_bindings
 from memory_core.content import validate_content
 from memory_core.models import Memory
 from memory_core.selectors import active_memories_with_dedupe_key
-from proposals.errors import BaseRevisionStale, ExecutorNotListening, IdempotencyConflict
-from proposals.models import Proposal, ProposalEvidence
+from proposals.errors import (
+    AmendmentChangesTarget,
+    BaseRevisionStale,
+    ExecutorNotListening,
+    IdempotencyConflict,
+    NotSubmitter,
+)
+from proposals.models import InvalidProposalTransition, Proposal, ProposalEvidence
 from proposals.policy import Verdict, active_rule_set, classify
 from proposals.signals import proposal_released
 from tenancy.models import Agent
@@ -30,6 +36,12 @@ from tenancy.models import Agent
 # Evidence statuses from best to worst; a proposal's evidence fact is its worst binding.
 _EVIDENCE_SEVERITY = ["valid", "superseded", "invalidated", "mismatch", "unknown"]
 _DATETIME_FIELDS = ("expires_at", "valid_from", "valid_to")
+_STATUS_FOR_VERDICT = {
+    Proposal.Classification.AUTO_APPLY: Proposal.Status.RELEASED,
+    Proposal.Classification.POLICY_GATED: Proposal.Status.RELEASED,
+    Proposal.Classification.REVIEW_REQUIRED: Proposal.Status.PENDING_REVIEW,
+    Proposal.Classification.DENIED: Proposal.Status.DENIED,
+}
 _MEMORY_DEFAULTS = {
     "sensitivity": Memory.Sensitivity.INTERNAL.value,
     "confidence": 1.0,
@@ -85,33 +97,74 @@ def _existing_submission(agent: Agent, idempotency_key: str, request_hash: str) 
 
 @transaction.atomic(durable=True)
 def _submit(*, agent: Agent, idempotency_key: str, payload: dict[str, Any], request_hash: str) -> Proposal:
-    context = _bind_context(agent, payload.get("policy_context") or {})
-    bindings = sorted(
-        (_binding_json(b) for b in payload.get("evidence", [])),
-        key=lambda b: (b["evidence_id"], b["revision"]),
-    )
-    evidence_status, revisions = _check_evidence(agent, bindings)
     proposal = Proposal(
         tenant_id=agent.tenant_id,
         submitted_by=agent,
         action=payload["action"],
-        evidence=bindings,
-        policy_context=context,
-        rationale=payload.get("rationale", ""),
         idempotency_key=idempotency_key,
         request_hash=request_hash,
     )
+    verdict, revisions = _freeze_and_classify(proposal, agent, payload)
+    proposal.status = _STATUS_FOR_VERDICT[verdict.classification]
+    proposal.save(force_insert=True)
+    _link_evidence(proposal, revisions)
+    _release_if_allowed(proposal, verdict)
+    return proposal
+
+
+@transaction.atomic(durable=True)
+def amend_proposal(*, agent: Agent, proposal: Proposal, payload: dict[str, Any]) -> Proposal:
+    """Replace a proposal's action after a reviewer asked for changes, and classify it afresh.
+
+    The proposal keeps its id and target; its digest changes, so every
+    decision on the old digest is stale. History keeps the old version.
+    """
+    proposal = Proposal.objects.select_for_update().get(pk=proposal.pk, tenant_id=agent.tenant_id)
+    if proposal.submitted_by_id != agent.id:
+        raise NotSubmitter()
+    if proposal.status != Proposal.Status.CHANGES_REQUESTED:
+        raise InvalidProposalTransition(
+            f"Only proposals with changes requested can be amended, not {proposal.status}"
+        )
+    if payload["action"] != proposal.action or (
+        proposal.action == Proposal.Action.UPDATE and payload["memory_id"] != proposal.target_memory_id
+    ):
+        raise AmendmentChangesTarget()
+    verdict, revisions = _freeze_and_classify(proposal, agent, payload)
+    proposal.transition_to(_STATUS_FOR_VERDICT[verdict.classification])
+    proposal.version += 1
+    proposal.save()
+    proposal.evidence_links.all().delete()
+    _link_evidence(proposal, revisions)
+    _release_if_allowed(proposal, verdict)
+    return proposal
+
+
+def _freeze_and_classify(proposal: Proposal, agent: Agent, payload: dict[str, Any]):
+    """Bind evidence, freeze the action, classify it; set every derived field on ``proposal``."""
+    context = _bind_context(agent, payload.get("policy_context") or {})
+    proposal.evidence = sorted(
+        (_binding_json(b) for b in payload.get("evidence", [])),
+        key=lambda b: (b["evidence_id"], b["revision"]),
+    )
+    evidence_status, revisions = _check_evidence(agent, proposal.evidence)
+    proposal.policy_context = context
+    proposal.rationale = payload.get("rationale", "")
     if proposal.action == Proposal.Action.CREATE:
         target_fact, result = _prepare_create(proposal, payload["memory"])
     else:
         target_fact, result = _prepare_update(proposal, agent, payload)
+    risk_level = context.get("risk_level") or "unspecified"
     proposal.dedupe_key = result.get("dedupe_key", "")
+    proposal.memory_type = result.get("type", "")
+    proposal.memory_scope = result.get("scope", "")
+    proposal.risk_rank = Proposal.RISK_RANKS[risk_level]
     facts = {
         "action": proposal.action,
         "type": result.get("type"),
         "scope": result.get("scope"),
         "sensitivity": result.get("sensitivity"),
-        "risk_level": context.get("risk_level") or "unspecified",
+        "risk_level": risk_level,
         "evidence": evidence_status,
         "target": target_fact,
         "dedupe": _dedupe_fact(agent.tenant_id, result, proposal.target_memory_id),
@@ -120,14 +173,19 @@ def _submit(*, agent: Agent, idempotency_key: str, payload: dict[str, Any], requ
     verdict = classify(active_rule_set(), facts)
     _apply_verdict(proposal, verdict, facts)
     proposal.action_digest = proposal.compute_action_digest()
-    proposal.save(force_insert=True)
+    return verdict, revisions
+
+
+def _link_evidence(proposal: Proposal, revisions: list[EvidenceRevision]) -> None:
     ProposalEvidence.objects.bulk_create(
-        ProposalEvidence(tenant_id=agent.tenant_id, proposal=proposal, evidence_revision=revision)
+        ProposalEvidence(tenant_id=proposal.tenant_id, proposal=proposal, evidence_revision=revision)
         for revision in revisions
     )
+
+
+def _release_if_allowed(proposal: Proposal, verdict: Verdict) -> None:
     if proposal.status == Proposal.Status.RELEASED:
         _release(proposal, available_at=timezone.now() + timedelta(seconds=verdict.rule.hold_seconds))
-    return proposal
 
 
 def _bind_context(agent: Agent, context: dict[str, Any]) -> dict[str, Any]:
@@ -169,7 +227,7 @@ def _check_evidence(agent: Agent, bindings: list[dict]) -> tuple[str, list[Evide
 def _prepare_create(proposal: Proposal, memory: dict[str, Any]) -> tuple[str, dict]:
     fields = {**_MEMORY_DEFAULTS, **_json_fields(memory)}
     validate_content(fields["type"], fields["content"])
-    proposal.target_memory_id = uuid.uuid4()
+    proposal.target_memory_id = proposal.target_memory_id or uuid.uuid4()
     proposal.base_revision = 0
     proposal.fields = fields
     return "new", fields
@@ -230,12 +288,9 @@ def _apply_verdict(proposal: Proposal, verdict: Verdict, facts: dict) -> None:
     proposal.policy_fingerprint = verdict.policy_fingerprint
     proposal.required_approvals = rule.approvals
     proposal.gates = list(rule.gates)
-    proposal.status = {
-        Proposal.Classification.AUTO_APPLY: Proposal.Status.RELEASED,
-        Proposal.Classification.POLICY_GATED: Proposal.Status.RELEASED,
-        Proposal.Classification.REVIEW_REQUIRED: Proposal.Status.PENDING_REVIEW,
-        Proposal.Classification.DENIED: Proposal.Status.DENIED,
-    }[verdict.classification]
+    proposal.review_deadline = (
+        timezone.now() + timedelta(hours=rule.review_window_hours) if rule.review_window_hours else None
+    )
 
 
 def _release(proposal: Proposal, *, available_at: datetime) -> None:
@@ -278,3 +333,32 @@ def escalate_to_review(proposal: Proposal, *, failed_gates: list[str]) -> None:
             "updated_at",
         ]
     )
+
+
+# --- Steps taken by the review workflow, inside its transaction ---------------
+
+
+def conclude_review(proposal: Proposal, *, status: str) -> None:
+    """Move a locked proposal under review to rejected, changes_requested or released."""
+    proposal.transition_to(status)
+    proposal.save(update_fields=["status", "updated_at"])
+    if status == Proposal.Status.RELEASED:
+        _release(proposal, available_at=timezone.now())
+
+
+@transaction.atomic(durable=True)
+def expire_overdue_reviews(*, limit: int = 500) -> int:
+    """Expire proposals whose review window closed; return how many."""
+    overdue = (
+        Proposal.objects.select_for_update(skip_locked=True)
+        .filter(
+            status__in=[Proposal.Status.PENDING_REVIEW, Proposal.Status.CHANGES_REQUESTED],
+            review_deadline__lt=timezone.now(),
+        )
+        .order_by("review_deadline")[:limit]
+    )
+    count = 0
+    for proposal in overdue:
+        conclude_review(proposal, status=Proposal.Status.EXPIRED)
+        count += 1
+    return count

@@ -1,15 +1,18 @@
-"""Bearer-token authentication for agents.
+"""Bearer-token authentication for agents and people.
 
-The authenticated :class:`~tenancy.models.Agent` becomes ``request.user``;
-its tenant is the only tenant a request can touch.
+An agent token makes the :class:`~tenancy.models.Agent` ``request.user``;
+its tenant is the only tenant the request can touch. A personal token makes
+the person ``request.user``; what they may see is then decided by their
+object permissions per tenant.
 """
 
+from django.contrib.auth.models import AbstractBaseUser
 from rest_framework import authentication, exceptions, permissions
 
-from tenancy.models import Agent, AgentToken
+from tenancy.models import Agent, AgentToken, UserToken
 
 
-class AgentTokenAuthentication(authentication.BaseAuthentication):
+class BearerTokenAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
 
     def authenticate(self, request):
@@ -22,15 +25,25 @@ class AgentTokenAuthentication(authentication.BaseAuthentication):
             raw_key = header[1].decode("ascii")
         except UnicodeDecodeError:
             raise exceptions.AuthenticationFailed("Malformed token.") from None
-        token = (
-            AgentToken.objects.active()
-            .select_related("agent__tenant")
-            .filter(key_hash=AgentToken.hash_key(raw_key))
-            .first()
-        )
+        if raw_key.startswith(UserToken.PREFIX):
+            token = (
+                UserToken.objects.active()
+                .select_related("user")
+                .filter(key_hash=UserToken.hash_key(raw_key), user__is_active=True)
+                .first()
+            )
+            principal = token and token.user
+        else:
+            token = (
+                AgentToken.objects.active()
+                .select_related("agent__tenant")
+                .filter(key_hash=AgentToken.hash_key(raw_key))
+                .first()
+            )
+            principal = token and token.agent
         if token is None:
             raise exceptions.AuthenticationFailed("Unknown or revoked token.")
-        return token.agent, token
+        return principal, token
 
     def authenticate_header(self, request):
         return self.keyword
@@ -41,3 +54,12 @@ class IsAgent(permissions.BasePermission):
 
     def has_permission(self, request, view):
         return isinstance(request.user, Agent)
+
+
+class IsPerson(permissions.BasePermission):
+    """Allow only people (session or personal token); agents are refused."""
+
+    message = "This endpoint is for people; agent tokens cannot use it."
+
+    def has_permission(self, request, view):
+        return isinstance(request.user, AbstractBaseUser) and request.user.is_active

@@ -16,6 +16,11 @@ class Tenant(models.Model):
 
     class Meta:
         ordering = ["name"]
+        # Object permissions, granted per tenant with django-guardian.
+        permissions = [
+            ("decide_proposal", "Can decide proposals in this tenant"),
+            ("audit_tenant", "Can view this tenant's proposals and decisions, never decide"),
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -49,31 +54,31 @@ class Agent(models.Model):
     is_anonymous = False
 
 
-class AgentTokenQuerySet(models.QuerySet):
+class TokenQuerySet(models.QuerySet):
     def active(self):
         return self.filter(revoked_at__isnull=True)
 
 
-class AgentToken(models.Model):
-    """A bearer token bound to one agent (hence one tenant). Only its hash is stored.
+class BearerToken(models.Model):
+    """A bearer token of which only the SHA-256 is stored.
 
     Tokens carry 256 bits of randomness, so a plain SHA-256 is a safe lookup
-    key; a slow password hash would only slow every request down.
+    key; a slow password hash would only slow every request down. The
+    prefix tells which kind of principal a token belongs to.
     """
 
-    PREFIX = "cst_"
+    PREFIX = ""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="tokens")
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
     hint = models.CharField(max_length=12, editable=False, help_text="First characters, to tell tokens apart")
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
 
-    objects = AgentTokenQuerySet.as_manager()
+    objects = TokenQuerySet.as_manager()
 
-    def __str__(self) -> str:
-        return f"{self.agent} {self.hint}…"
+    class Meta:
+        abstract = True
 
     @staticmethod
     def hash_key(raw_key: str) -> str:
@@ -82,3 +87,25 @@ class AgentToken(models.Model):
     @property
     def is_revoked(self) -> bool:
         return self.revoked_at is not None
+
+
+class AgentToken(BearerToken):
+    """An agent's token: bound to one agent, hence to one tenant."""
+
+    PREFIX = "cst_"
+
+    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="tokens")
+
+    def __str__(self) -> str:
+        return f"{self.agent} {self.hint}…"
+
+
+class UserToken(BearerToken):
+    """A person's token for the reviewer REST endpoints."""
+
+    PREFIX = "csu_"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.hint}…"

@@ -31,7 +31,17 @@ FACTS = {
     "dedupe": {"none", "duplicate", "contradiction"},
     "owner_explicit": {True, False},
 }
-_RULE_KEYS = {"id", "description", "when", "verdict", "reasons", "approvals", "gates", "hold_seconds"}
+_RULE_KEYS = {
+    "id",
+    "description",
+    "when",
+    "verdict",
+    "reasons",
+    "approvals",
+    "gates",
+    "hold_seconds",
+    "review_window_hours",
+}
 
 
 class PolicyError(ValueError):
@@ -47,6 +57,7 @@ class Rule:
     approvals: int = 0
     gates: tuple[str, ...] = ()
     hold_seconds: int = 0
+    review_window_hours: float | None = None
     description: str = ""
 
     def matches(self, facts: dict) -> bool:
@@ -107,6 +118,9 @@ def _parse_rule(index: int, raw) -> Rule:
     approvals = int(raw.get("approvals", 1 if raw["verdict"] == "review_required" else 0))
     if raw["verdict"] == "review_required" and approvals < 1:
         raise PolicyError(f"{where}: review_required needs at least one approval")
+    window = raw.get("review_window_hours")
+    if window is not None and (raw["verdict"] != "review_required" or not float(window) > 0):
+        raise PolicyError(f"{where}: review_window_hours is a positive number on review_required rules")
     return Rule(
         id=str(raw["id"]),
         verdict=raw["verdict"],
@@ -115,6 +129,7 @@ def _parse_rule(index: int, raw) -> Rule:
         approvals=approvals,
         gates=gates,
         hold_seconds=int(raw.get("hold_seconds", 0)),
+        review_window_hours=float(window) if window is not None else None,
         description=raw.get("description", ""),
     )
 
