@@ -186,6 +186,7 @@ CELERY_BEAT_SCHEDULE = {
         "task": "executor.sweep_outbox",
         "schedule": timedelta(seconds=float(os.environ.get("CUSTODIAN_SWEEP_SECONDS", 5))),
     },
+    "expire-reviews": {"task": "executor.expire_reviews", "schedule": timedelta(minutes=1)},
 }
 
 # Executor tuning: how long a dispatched entry is leased before the sweep may

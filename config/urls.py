@@ -5,7 +5,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from evidence.api import EvidenceDetailApi, EvidenceRegisterApi, EvidenceRevisionAddApi
 from executor.api import ReceiptDetailApi, ReceiptListApi
 from memory_core.api import MemoryDetailApi
-from proposals.api import ProposalCollectionApi, ProposalDetailApi, ProposalWithdrawApi
+from proposals.api import ProposalAmendApi, ProposalCollectionApi, ProposalDetailApi, ProposalWithdrawApi
+from reviews.api import DecisionCreateApi, ReviewQueueApi
 
 api_v1 = [
     path("evidence/", EvidenceRegisterApi.as_view(), name="evidence-register"),
@@ -22,6 +23,9 @@ api_v1 = [
         ProposalWithdrawApi.as_view(),
         name="proposal-withdraw",
     ),
+    path("proposals/<uuid:proposal_id>/amend/", ProposalAmendApi.as_view(), name="proposal-amend"),
+    path("proposals/<uuid:proposal_id>/decisions/", DecisionCreateApi.as_view(), name="proposal-decide"),
+    path("reviews/queue/", ReviewQueueApi.as_view(), name="review-queue"),
     path("memories/<uuid:memory_id>/", MemoryDetailApi.as_view(), name="memory-detail"),
     path("receipts/", ReceiptListApi.as_view(), name="receipts"),
     path("receipts/<uuid:receipt_id>/", ReceiptDetailApi.as_view(), name="receipt-detail"),

@@ -24,11 +24,16 @@ class ReceiptAdmin(ReadOnlyAdmin):
     search_fields = ["=proposal__id", "=memory_id", "=id", "hash"]
     date_hierarchy = "created_at"
     show_full_result_count = False
-    readonly_fields = ["proposal_link", "memory_history_link", "evidence_links"]
+    readonly_fields = ["proposal_link", "decision_links", "memory_history_link", "evidence_links"]
 
     @admin.display(description="proposal")
     def proposal_link(self, receipt):
         return _link("admin:proposals_proposal_change", receipt.proposal_id, receipt.proposal_id)
+
+    @admin.display(description="decisions")
+    def decision_links(self, receipt):
+        url = reverse("admin:reviews_reviewdecision_changelist")
+        return format_html('<a href="{}?q={}">decisions on this proposal</a>', url, receipt.proposal_id)
 
     @admin.display(description="memory history")
     def memory_history_link(self, receipt):

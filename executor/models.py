@@ -5,6 +5,7 @@ import uuid
 from django.db import models
 
 from core.canonical import digest
+from core.models import AppendOnlyModel
 from proposals.models import Proposal
 from tenancy.models import Tenant
 
@@ -61,17 +62,7 @@ class OutboxEntry(models.Model):
         return self.status in (self.Status.DONE, self.Status.DEAD)
 
 
-class ReceiptQuerySet(models.QuerySet):
-    """Receipts are append-only: bulk updates and deletes are refused."""
-
-    def update(self, **kwargs):
-        raise TypeError("Receipts are append-only")
-
-    def delete(self):
-        raise TypeError("Receipts are append-only")
-
-
-class Receipt(models.Model):
+class Receipt(AppendOnlyModel):
     """What the executor did with one outbox entry, chained to the tenant's previous receipt.
 
     ``hash`` is the SHA-256 of the canonical JSON of :meth:`body`, which
@@ -112,8 +103,6 @@ class Receipt(models.Model):
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64, unique=True)
 
-    objects = ReceiptQuerySet.as_manager()
-
     class Meta:
         ordering = ["tenant", "seq"]
         constraints = [
@@ -127,14 +116,6 @@ class Receipt(models.Model):
 
     def __str__(self) -> str:
         return f"receipt {self.seq} {self.outcome}"
-
-    def save(self, *args, **kwargs):
-        if not self._state.adding:
-            raise TypeError("Receipts are append-only")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args, **kwargs):
-        raise TypeError("Receipts are append-only")
 
     def body(self) -> dict:
         """Return every recorded column except ``hash``, as JSON."""

@@ -8,7 +8,7 @@ next to its receipt (``UNIQUE(receipt.outbox_entry)`` is the backstop).
 
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -25,6 +25,7 @@ from memory_core.mutations import create_memory, update_memory
 from proposals.gates import failed_gates
 from proposals.models import Proposal
 from proposals.services import escalate_to_review, record_execution
+from reviews.selectors import approving_decisions, has_veto
 
 logger = logging.getLogger(__name__)
 Outcome = Receipt.Outcome
@@ -34,6 +35,7 @@ Outcome = Receipt.Outcome
 class Check:
     outcome: str
     reason: str = ""
+    decision_ids: list[str] = field(default_factory=list)
 
 
 def apply_entry(*, entry_id: Any, executor: dict[str, Any]) -> Receipt | None:
@@ -101,7 +103,7 @@ def _apply(entry_id: Any, executor: dict[str, Any]) -> Receipt:
         after_content_hash=after[1],
         action_digest=entry.action_digest,
         evidence=proposal.evidence,
-        decision_ids=[],
+        decision_ids=check.decision_ids,
         policy_fingerprint=proposal.policy_fingerprint,
         executor=executor,
     )
@@ -120,35 +122,49 @@ def _verify(entry: OutboxEntry, proposal: Proposal, memory: Memory | None) -> Ch
     recomputed = proposal.compute_action_digest()
     if not (recomputed == proposal.action_digest == entry.action_digest):
         return Check(Outcome.DIGEST_MISMATCH, "the frozen action changed after release")
+    decision_ids: list[str] = []
     if proposal.classification == Proposal.Classification.POLICY_GATED:
         failed = failed_gates(proposal, memory=memory)
         if failed:
             return Check(Outcome.GATE_FAILED, ",".join(failed))
-    elif proposal.classification != Proposal.Classification.AUTO_APPLY:
-        # Review decisions arrive with the review workflow; until then nothing
-        # routed to review can satisfy its approvals.
-        return Check(Outcome.APPROVALS_MISSING, "no approving decisions recorded")
+    elif proposal.classification == Proposal.Classification.REVIEW_REQUIRED:
+        if has_veto(proposal):
+            return Check(Outcome.APPROVALS_MISSING, "vetoed by a reject on the current digest")
+        approvals = approving_decisions(proposal)
+        if len(approvals) < proposal.required_approvals:
+            return Check(
+                Outcome.APPROVALS_MISSING,
+                f"{len(approvals)} of {proposal.required_approvals} approvals on the current digest",
+            )
+        decision_ids = [str(decision.id) for decision in approvals]
+    refusal = _check_evidence(proposal) or _check_target(proposal, memory)
+    return refusal or Check(Outcome.APPLIED, decision_ids=decision_ids)
+
+
+def _check_evidence(proposal: Proposal) -> Check | None:
     invalid = (
         EvidenceRevision.objects.filter(proposal_links__proposal=proposal)
         .exclude(status=EvidenceRevision.Status.VALID)
         .first()
     )
-    if invalid is not None:
-        return Check(
-            Outcome.EVIDENCE_INVALID, f"evidence {invalid.source_id}@{invalid.revision} is {invalid.status}"
-        )
-    if proposal.action == Proposal.Action.CREATE and memory is not None:
-        return Check(Outcome.STALE, "memory already exists")
-    if proposal.action == Proposal.Action.UPDATE:
-        if memory is None:
-            return Check(Outcome.STALE, "memory no longer exists")
-        if memory.revision != proposal.base_revision:
-            return Check(
-                Outcome.STALE, f"base revision {proposal.base_revision}, memory is at {memory.revision}"
-            )
-        if not memory.is_active:
-            return Check(Outcome.STALE, f"memory is {memory.state}")
-    return Check(Outcome.APPLIED)
+    if invalid is None:
+        return None
+    return Check(
+        Outcome.EVIDENCE_INVALID, f"evidence {invalid.source_id}@{invalid.revision} is {invalid.status}"
+    )
+
+
+def _check_target(proposal: Proposal, memory: Memory | None) -> Check | None:
+    """Compare-and-swap: the memory must be exactly where the proposal left it."""
+    if proposal.action == Proposal.Action.CREATE:
+        return Check(Outcome.STALE, "memory already exists") if memory is not None else None
+    if memory is None:
+        return Check(Outcome.STALE, "memory no longer exists")
+    if memory.revision != proposal.base_revision:
+        return Check(Outcome.STALE, f"base revision {proposal.base_revision}, memory is at {memory.revision}")
+    if not memory.is_active:
+        return Check(Outcome.STALE, f"memory is {memory.state}")
+    return None
 
 
 def _write(proposal: Proposal, memory: Memory | None, *, change_reason: str) -> Memory:

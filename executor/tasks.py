@@ -28,3 +28,11 @@ def sweep_outbox_task() -> int:
     for entry_id in ids:
         apply_entry_task.apply_async(args=[str(entry_id)], task_id=str(entry_id))
     return len(ids)
+
+
+@shared_task(name="executor.expire_reviews", ignore_result=True)
+def expire_reviews_task() -> int:
+    """Expire proposals whose review window closed (lives here: the only tasks module)."""
+    from proposals.services import expire_overdue_reviews
+
+    return expire_overdue_reviews()

@@ -13,7 +13,7 @@ from core.errors import DomainError
 from memory_core.models import Memory
 from proposals.models import Proposal
 from proposals.selectors import proposal_detail, proposal_list
-from proposals.services import submit_proposal, withdraw_proposal
+from proposals.services import amend_proposal, submit_proposal, withdraw_proposal
 
 
 class IdempotencyKeyRequired(DomainError):
@@ -125,6 +125,7 @@ class ProposalOutput(serializers.ModelSerializer):
         model = Proposal
         fields = [
             "id",
+            "version",
             "action",
             "memory_id",
             "base_revision",
@@ -137,6 +138,7 @@ class ProposalOutput(serializers.ModelSerializer):
             "policy_version",
             "policy_fingerprint",
             "action_digest",
+            "review_deadline",
             "fields",
             "evidence",
             "policy_context",
@@ -233,3 +235,15 @@ class ProposalWithdrawApi(APIView):
 
 class ProposalCollectionApi(ProposalSubmitApi, ProposalListApi):
     """``/proposals/``: POST submits, GET lists (one URL, two operations)."""
+
+
+class ProposalAmendApi(APIView):
+    """Replace the action of a proposal a reviewer returned with request_changes."""
+
+    @extend_schema(request=ProposalSubmitInput, responses={200: ProposalOutput})
+    def post(self, request, proposal_id):
+        proposal = proposal_detail(tenant=request.user.tenant, proposal_id=proposal_id)
+        serializer = ProposalSubmitInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        proposal = amend_proposal(agent=request.user, proposal=proposal, payload=serializer.validated_data)
+        return Response(ProposalOutput(proposal).data)

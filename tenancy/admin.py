@@ -1,10 +1,13 @@
 from django.contrib import admin
+from guardian.admin import GuardedModelAdmin
 
-from tenancy.models import Agent, AgentToken, Tenant
+from tenancy.models import Agent, AgentToken, Tenant, UserToken
 
 
 @admin.register(Tenant)
-class TenantAdmin(admin.ModelAdmin):
+class TenantAdmin(GuardedModelAdmin):
+    """Object permissions (who reviews or audits this tenant) are under "Object permissions"."""
+
     list_display = ["name", "created_at"]
     search_fields = ["name"]
 
@@ -25,6 +28,18 @@ class AgentTokenAdmin(admin.ModelAdmin):
     list_filter = ["agent__tenant"]
     list_select_related = ["agent__tenant"]
     readonly_fields = ["agent", "hint", "key_hash", "created_at"]
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(UserToken)
+class UserTokenAdmin(admin.ModelAdmin):
+    """Personal tokens are issued by ``create_user_token``; the admin only shows and revokes."""
+
+    list_display = ["hint", "user", "created_at", "revoked_at"]
+    list_select_related = ["user"]
+    readonly_fields = ["user", "hint", "key_hash", "created_at"]
 
     def has_add_permission(self, request):
         return False

@@ -1,0 +1,96 @@
+"""REST endpoints for reviewers (session or personal ``csu_`` token; agents get 403)."""
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.api.pagination import CreatedCursorPagination
+from core.api.serializers import StrictSerializer
+from memory_core.models import Memory
+from proposals.api import ProposalOutput
+from proposals.models import Proposal
+from reviews.models import ReviewDecision
+from reviews.selectors import review_queue
+from reviews.services import record_decision
+from tenancy.authentication import IsPerson
+
+
+class ReviewDecisionOutput(serializers.ModelSerializer):
+    actor = serializers.CharField(source="actor.get_username")
+    proposal_id = serializers.UUIDField()
+
+    class Meta:
+        model = ReviewDecision
+        fields = [
+            "id",
+            "proposal_id",
+            "actor",
+            "represented_owner",
+            "decision",
+            "reason",
+            "action_digest",
+            "proposal_version",
+            "policy_fingerprint",
+            "channel",
+            "created_at",
+        ]
+
+
+class ReviewDecisionInput(StrictSerializer):
+    decision = serializers.ChoiceField(choices=ReviewDecision.Decision.choices)
+    reason = serializers.CharField(max_length=5000)
+    represented_owner = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    action_digest = serializers.RegexField(r"^[0-9a-f]{64}$")
+
+
+class ReviewQueueFilterInput(serializers.Serializer):
+    type = serializers.ChoiceField(choices=Memory.Type.choices, required=False)
+    scope = serializers.ChoiceField(choices=Memory.Scope.choices, required=False)
+    risk_level = serializers.ChoiceField(choices=list(Proposal.RISK_RANKS), required=False)
+    agent = serializers.CharField(max_length=64, required=False)
+    reason = serializers.CharField(max_length=100, required=False)
+    older_than_hours = serializers.IntegerField(min_value=0, max_value=24 * 3650, required=False)
+
+
+class QueueCursorPagination(CreatedCursorPagination):
+    ordering = ("created_at", "id")
+
+
+class ReviewQueueApi(APIView):
+    """The proposals this person may decide, oldest first."""
+
+    permission_classes = [IsPerson]
+    pagination_class = QueueCursorPagination
+
+    @extend_schema(
+        parameters=[ReviewQueueFilterInput, OpenApiParameter("cursor", str), OpenApiParameter("limit", int)],
+        responses=ProposalOutput(many=True),
+    )
+    def get(self, request):
+        filters = ReviewQueueFilterInput(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        data = dict(filters.validated_data)
+        data["memory_type"] = data.pop("type", "")
+        proposals = review_queue(user=request.user, **data)
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(proposals, request, view=self)
+        return paginator.get_paginated_response(ProposalOutput(page, many=True).data)
+
+
+class DecisionCreateApi(APIView):
+    """Decide a proposal: approve, reject (a veto) or request changes, bound to its digest."""
+
+    permission_classes = [IsPerson]
+
+    @extend_schema(request=ReviewDecisionInput, responses={201: ReviewDecisionOutput})
+    def post(self, request, proposal_id):
+        data = ReviewDecisionInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        decision = record_decision(
+            actor=request.user,
+            proposal_id=proposal_id,
+            channel=ReviewDecision.Channel.API,
+            **data.validated_data,
+        )
+        return Response(ReviewDecisionOutput(decision).data, status=status.HTTP_201_CREATED)

@@ -1,0 +1,63 @@
+"""Create the reviewers, auditors and agents-admin groups with their model permissions.
+
+Workspace access (deciding or auditing one tenant) is an object permission
+granted per tenant with ``grant_reviewer`` / ``grant_auditor``; these groups
+only carry what the admin needs to show each role its pages.
+"""
+
+from django.db import migrations
+
+GROUPS = {
+    "reviewers": [
+        "proposals.view_proposal", "proposals.view_proposalevidence", "memory_core.view_memory",
+        "memory_core.view_historicalmemory", "evidence.view_evidencesource", "evidence.view_evidencerevision",
+        "reviews.view_reviewdecision", "executor.view_receipt",
+    ],
+    "auditors": [
+        "proposals.view_proposal", "proposals.view_historicalproposal", "proposals.view_proposalevidence",
+        "memory_core.view_memory", "memory_core.view_historicalmemory", "memory_core.view_memoryevidence",
+        "evidence.view_evidencesource", "evidence.view_evidencerevision", "reviews.view_reviewdecision",
+        "reviews.view_historicalreviewdecision", "executor.view_receipt", "executor.view_receiptchain",
+        "executor.view_outboxentry",
+    ],
+    "agents-admin": [
+        "tenancy.view_tenant", "tenancy.view_agent", "tenancy.add_agent", "tenancy.change_agent",
+        "tenancy.view_agenttoken", "tenancy.change_agenttoken",
+    ],
+}
+
+
+def create_groups(apps, schema_editor):
+    from django.contrib.auth.management import create_permissions
+
+    for app_config in apps.get_app_configs():
+        app_config.models_module = True
+        create_permissions(app_config, apps=apps, verbosity=0)
+        app_config.models_module = None
+    Group = apps.get_model("auth", "Group")
+    Permission = apps.get_model("auth", "Permission")
+    for name, perms in GROUPS.items():
+        group, _ = Group.objects.get_or_create(name=name)
+        for perm in perms:
+            app_label, codename = perm.split(".")
+            group.permissions.add(
+                Permission.objects.get(content_type__app_label=app_label, codename=codename)
+            )
+
+
+def delete_groups(apps, schema_editor):
+    apps.get_model("auth", "Group").objects.filter(name__in=GROUPS).delete()
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("reviews", "0001_initial"),
+        ("proposals", "0002_historicalproposal_memory_scope_and_more"),
+        ("executor", "0002_receipts_append_only"),
+        ("memory_core", "0001_initial"),
+        ("evidence", "0001_initial"),
+        ("tenancy", "0002_alter_tenant_options_usertoken"),
+        ("auth", "0012_alter_user_first_name_max_length"),
+        ("contenttypes", "0002_remove_content_type_name"),
+    ]
+    operations = [migrations.RunPython(create_groups, delete_groups)]

@@ -1,0 +1,69 @@
+"""Review decisions: who decided what, for whom, why, on exactly which action."""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from simple_history.models import HistoricalRecords
+
+from core.history import human_history_user
+from core.models import AppendOnlyModel
+from proposals.models import Proposal
+from tenancy.models import Tenant
+
+
+class ReviewDecision(AppendOnlyModel):
+    """One person's decision on one frozen action (``action_digest``). Immutable.
+
+    A decision counts only while its digest is the proposal's current one;
+    an amendment makes it stale. ``actor`` is who decided, ``represented_owner``
+    whom they decided for (Gerrit's on-behalf-of), recorded separately.
+    """
+
+    class Decision(models.TextChoices):
+        APPROVE = "approve"
+        REJECT = "reject"
+        REQUEST_CHANGES = "request_changes"
+
+    class Channel(models.TextChoices):
+        UI = "ui"
+        API = "api"
+        BULK = "bulk"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    proposal = models.ForeignKey(Proposal, on_delete=models.PROTECT, related_name="decisions")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="review_decisions"
+    )
+    represented_owner = models.CharField(max_length=200)
+    decision = models.CharField(max_length=16, choices=Decision.choices)
+    reason = models.TextField()
+    action_digest = models.CharField(max_length=64)
+    proposal_version = models.PositiveIntegerField()
+    policy_fingerprint = models.CharField(max_length=64)
+    channel = models.CharField(max_length=8, choices=Channel.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    history = HistoricalRecords(get_user=human_history_user)
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["proposal", "actor", "action_digest"], name="decision_one_per_actor_per_digest"
+            ),
+            models.CheckConstraint(condition=~models.Q(reason=""), name="decision_reason_not_blank"),
+        ]
+        indexes = [
+            models.Index(fields=["proposal", "action_digest", "decision"], name="decision_digest_idx"),
+            models.Index(fields=["tenant", "-created_at"], name="decision_recent_idx"),
+            models.Index(fields=["actor", "-created_at"], name="decision_actor_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.decision} by {self.actor_id} on {self.proposal_id}"
+
+    def is_stale_for(self, proposal: Proposal) -> bool:
+        """True once the proposal was amended after this decision."""
+        return self.action_digest != proposal.action_digest

@@ -1,0 +1,166 @@
+"""Reads for reviewers: what a person may see and decide, and where approvals stand.
+
+Tenant access is a django-guardian object permission on the tenant
+(``tenancy.decide_proposal`` for reviewers, ``tenancy.audit_tenant`` for
+auditors). Global (model-level) grants are deliberately not accepted, so
+a permission given for one workspace never leaks into another.
+"""
+
+import statistics
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db.models import Count, QuerySet
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+from guardian.shortcuts import get_objects_for_user
+
+from proposals.errors import ProposalNotFound
+from proposals.models import Proposal
+from reviews.models import ReviewDecision
+from tenancy.models import Tenant
+
+DECIDE = "tenancy.decide_proposal"
+AUDIT = "tenancy.audit_tenant"
+
+
+def decidable_tenants(user) -> QuerySet[Tenant]:
+    """Return the tenants in which ``user`` may decide proposals."""
+    return get_objects_for_user(user, DECIDE, klass=Tenant, accept_global_perms=False)
+
+
+def viewable_tenants(user) -> QuerySet[Tenant]:
+    """Return the tenants whose proposals ``user`` may see (reviewers and auditors)."""
+    return get_objects_for_user(user, [DECIDE, AUDIT], klass=Tenant, any_perm=True, accept_global_perms=False)
+
+
+def can_decide(user, tenant: Tenant) -> bool:
+    return decidable_tenants(user).filter(pk=tenant.pk).exists()
+
+
+def is_submitter(user, proposal: Proposal) -> bool:
+    """A person linked to the submitting agent counts as the submitter."""
+    return proposal.submitted_by.user_id is not None and proposal.submitted_by.user_id == user.pk
+
+
+QUEUE_ORDERS = {
+    "age": ("created_at", "id"),
+    "-age": ("-created_at", "-id"),
+    "risk": ("-risk_rank", "created_at", "id"),
+}
+
+
+def review_queue(
+    *,
+    user,
+    memory_type: str = "",
+    scope: str = "",
+    risk_level: str = "",
+    agent: str = "",
+    reason: str = "",  # the id of the rule that routed it here
+    older_than_hours: int | None = None,
+    order: str = "age",
+) -> QuerySet[Proposal]:
+    """Return the pending proposals ``user`` may decide, filtered and ordered on indexed columns.
+
+    Proposals submitted by an agent linked to ``user`` are left out: the
+    submitter can never decide them.
+    """
+    proposals = (
+        Proposal.objects.filter(status=Proposal.Status.PENDING_REVIEW, tenant__in=decidable_tenants(user))
+        .exclude(submitted_by__user=user)
+        .select_related("submitted_by", "tenant")
+    )
+    if memory_type:
+        proposals = proposals.filter(memory_type=memory_type)
+    if scope:
+        proposals = proposals.filter(memory_scope=scope)
+    if risk_level:
+        proposals = proposals.filter(risk_rank=Proposal.RISK_RANKS[risk_level])
+    if agent:
+        proposals = proposals.filter(submitted_by__name=agent)
+    if reason:
+        proposals = proposals.filter(matched_rule=reason)
+    if older_than_hours:
+        proposals = proposals.filter(created_at__lt=timezone.now() - timedelta(hours=older_than_hours))
+    return proposals.order_by(*QUEUE_ORDERS[order])
+
+
+def proposal_for_review(*, user, proposal_id: uuid.UUID) -> Proposal:
+    """Return a proposal the person may see; anything else is not found."""
+    proposal = (
+        Proposal.objects.filter(pk=proposal_id, tenant__in=viewable_tenants(user))
+        .select_related("submitted_by", "tenant")
+        .first()
+    )
+    if proposal is None:
+        raise ProposalNotFound()
+    return proposal
+
+
+def approving_decisions(proposal: Proposal) -> list[ReviewDecision]:
+    """Return the approvals that count: current digest, one per distinct actor, never the submitter."""
+    approvals = ReviewDecision.objects.filter(
+        proposal=proposal, action_digest=proposal.action_digest, decision=ReviewDecision.Decision.APPROVE
+    ).order_by("created_at")
+    if proposal.submitted_by.user_id:
+        approvals = approvals.exclude(actor_id=proposal.submitted_by.user_id)
+    distinct, seen = [], set()
+    for decision in approvals:
+        if decision.actor_id not in seen:
+            seen.add(decision.actor_id)
+            distinct.append(decision)
+    return distinct
+
+
+def has_veto(proposal: Proposal) -> bool:
+    return ReviewDecision.objects.filter(
+        proposal=proposal, action_digest=proposal.action_digest, decision=ReviewDecision.Decision.REJECT
+    ).exists()
+
+
+def decision_history(proposal: Proposal) -> list[ReviewDecision]:
+    """Return every decision on the proposal, each marked ``stale`` if made on an older digest."""
+    decisions = list(proposal.decisions.select_related("actor").order_by("created_at"))
+    for decision in decisions:
+        decision.stale = decision.is_stale_for(proposal)
+    return decisions
+
+
+@dataclass(frozen=True)
+class ReviewerDashboard:
+    queue_depth: int
+    decided_last_7_days: int
+    median_hours_to_decision: float | None
+    outcomes_by_day: list[dict]
+
+
+def reviewer_dashboard(*, user, days: int = 7) -> ReviewerDashboard:
+    """Return queue depth, decision latency and daily outcomes for the person's tenants."""
+    since = timezone.now() - timedelta(days=days)
+    decisions = ReviewDecision.objects.filter(tenant__in=decidable_tenants(user), created_at__gte=since)
+    waits = [
+        (decided - submitted).total_seconds() / 3600
+        for decided, submitted in decisions.values_list("created_at", "proposal__created_at")[:5000]
+    ]
+    per_day = (
+        decisions.annotate(day=TruncDate("created_at"))
+        .values("day", "decision")
+        .annotate(count=Count("id"))
+        .order_by("day")
+    )
+    today = timezone.now().date()
+    outcomes = {
+        today - timedelta(days=offset): dict.fromkeys(ReviewDecision.Decision.values, 0)
+        for offset in range(days - 1, -1, -1)
+    }
+    for row in per_day:
+        if row["day"] in outcomes:
+            outcomes[row["day"]][row["decision"]] = row["count"]
+    return ReviewerDashboard(
+        queue_depth=review_queue(user=user).count(),
+        decided_last_7_days=len(waits),
+        median_hours_to_decision=round(statistics.median(waits), 1) if waits else None,
+        outcomes_by_day=[{"day": day, **counts} for day, counts in outcomes.items()],
+    )

@@ -1,0 +1,19 @@
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from tenancy.services import issue_user_token
+
+
+class Command(BaseCommand):
+    help = "Issue a personal API token for a person (for the reviewer REST endpoints). Printed once."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--user", required=True)
+
+    def handle(self, *args, user, **options):
+        person = get_user_model().objects.filter(username=user, is_active=True).first()
+        if person is None:
+            raise CommandError(f"No active user named {user!r}")
+        _, raw_key = issue_user_token(user=person)
+        self.stderr.write(f"Token for {user} (shown once, store it now):")
+        self.stdout.write(raw_key)
