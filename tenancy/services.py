@@ -6,7 +6,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core.errors import DomainError, NotFound
-from tenancy.models import Agent, AgentToken, Tenant
+from tenancy.models import Agent, AgentToken, BearerToken, Tenant, UserToken
 
 
 class TenantExists(DomainError):
@@ -42,9 +42,21 @@ def issue_agent_token(*, tenant: Tenant, agent_name: str) -> tuple[AgentToken, s
     The raw key is returned once and never stored.
     """
     agent, _ = Agent.objects.get_or_create(tenant=tenant, name=agent_name)
-    raw_key = AgentToken.PREFIX + secrets.token_urlsafe(32)
+    raw_key = _new_key(AgentToken)
     token = AgentToken.objects.create(agent=agent, key_hash=AgentToken.hash_key(raw_key), hint=raw_key[:12])
     return token, raw_key
+
+
+@transaction.atomic
+def issue_user_token(*, user) -> tuple[UserToken, str]:
+    """Issue a personal API token for a person (reviewers use it on the REST endpoints)."""
+    raw_key = _new_key(UserToken)
+    token = UserToken.objects.create(user=user, key_hash=UserToken.hash_key(raw_key), hint=raw_key[:12])
+    return token, raw_key
+
+
+def _new_key(token_class: type[BearerToken]) -> str:
+    return token_class.PREFIX + secrets.token_urlsafe(32)
 
 
 @transaction.atomic

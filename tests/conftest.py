@@ -88,3 +88,9 @@ def applied_memory_factory(db):
 def applied_memory(agent, applied_memory_factory):
     """An auto-applied preference memory at revision 1."""
     return applied_memory_factory(agent)
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """Hash test passwords cheaply; production keeps Django's default hasher."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -1,0 +1,59 @@
+import pytest
+from django.contrib.auth.models import Permission, User
+from guardian.shortcuts import assign_perm
+
+from reviews.selectors import AUDIT, DECIDE
+from tests.factories import create_payload, factor_fact, make_evidence, submit
+
+
+def make_person(username: str, tenant=None, perm: str = DECIDE) -> User:
+    user = User.objects.create_user(username, password="pw")
+    if tenant is not None:
+        assign_perm(perm, user, tenant)
+    return user
+
+
+@pytest.fixture
+def pm(agent):
+    return make_person("pm-1", agent.tenant)
+
+
+@pytest.fixture
+def pm2(agent):
+    return make_person("pm-2", agent.tenant)
+
+
+@pytest.fixture
+def auditor(agent):
+    return make_person("auditor", agent.tenant, AUDIT)
+
+
+@pytest.fixture
+def outsider(other_agent):
+    """A reviewer of another tenant only, who also holds the permission globally (ignored on purpose)."""
+    user = make_person("outsider", other_agent.tenant)
+    user.user_permissions.add(Permission.objects.get(codename="decide_proposal"))
+    return user
+
+
+@pytest.fixture
+def linked_user(agent):
+    """A person linked to the submitting agent: counts as the submitter."""
+    user = make_person("agent-owner", agent.tenant)
+    agent.agent.user = user
+    agent.agent.save(update_fields=["user"])
+    return user
+
+
+@pytest.fixture
+def factor_proposal(agent):
+    """A factor conclusion in org scope: review_required, one approval."""
+    return submit(agent.agent, create_payload(factor_fact(), [make_evidence(agent.agent)]))
+
+
+@pytest.fixture
+def restricted_proposal(agent):
+    """A restricted factor conclusion: two approvals."""
+    return submit(
+        agent.agent, create_payload(factor_fact(sensitivity="restricted"), [make_evidence(agent.agent)])
+    )
