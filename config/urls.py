@@ -1,5 +1,6 @@
 from django.contrib import admin
 from django.urls import include, path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from evidence.api import EvidenceDetailApi, EvidenceRegisterApi, EvidenceRevisionAddApi
@@ -32,7 +33,11 @@ api_v1 = [
 ]
 
 urlpatterns = [
+    path("", RedirectView.as_view(url="/review/", permanent=False)),
     path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("review/", include("reviews.urls")),
+    path("review/", include("executor.urls")),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),

@@ -30,3 +30,13 @@ def active_memories_with_dedupe_key(*, tenant_id, dedupe_key: str, exclude_id=No
     if exclude_id is not None:
         memories = memories.exclude(pk=exclude_id)
     return memories
+
+
+def memory_or_none(*, tenant_id, memory_id) -> Memory | None:
+    """Return the tenant's memory with this id, or None (a create not applied yet)."""
+    return Memory.objects.filter(tenant_id=tenant_id, pk=memory_id).first()
+
+
+def memory_history(*, memory: Memory, limit: int = 20):
+    """Return the memory's recorded revisions, newest first."""
+    return memory.history.order_by("-history_date")[:limit]

@@ -4,30 +4,18 @@ Everything goes through the real services, so auto proposals reach the
 outbox and the running executor applies them within seconds.
 """
 
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand
+from guardian.shortcuts import assign_perm
 
 from core.canonical import digest
 from evidence.services import add_evidence_revision, register_evidence
 from proposals.services import submit_proposal
+from reviews.selectors import AUDIT, DECIDE
 from tenancy.models import Tenant
 from tenancy.services import create_tenant, issue_agent_token
 
 TENANT = "quant-research"
-VIEW_MODELS = {
-    "pm": ["proposal", "memory", "evidencesource", "evidencerevision", "receipt"],
-    "auditor": [
-        "proposal",
-        "memory",
-        "evidencesource",
-        "evidencerevision",
-        "receipt",
-        "outboxentry",
-        "receiptchain",
-        "historicalmemory",
-        "historicalproposal",
-    ],
-}
 
 
 class Command(BaseCommand):
@@ -43,7 +31,8 @@ class Command(BaseCommand):
         self.stdout.write(
             "Demo loaded.\n"
             f"  agent token (research-agent): {raw}\n"
-            "  admin logins: admin/admin (superuser), pm/pm (PM), auditor/auditor (auditor)\n"
+            "  logins: pm/pm and pm2/pm2 (reviewers), auditor/auditor, admin/admin (superuser)\n"
+            "  review UI: http://127.0.0.1:8000/review/\n"
             "  try: curl -H 'Authorization: Bearer <token>' http://127.0.0.1:8000/api/v1/proposals/"
         )
 
@@ -52,9 +41,14 @@ class Command(BaseCommand):
         token, raw = issue_agent_token(tenant=tenant, agent_name="research-agent")
         agent = token.agent
         User.objects.create_superuser("admin", "admin@example.com", "admin")
-        for name, models in VIEW_MODELS.items():
+        for name, group, perm in [
+            ("pm", "reviewers", DECIDE),
+            ("pm2", "reviewers", DECIDE),
+            ("auditor", "auditors", AUDIT),
+        ]:
             user = User.objects.create_user(name, f"{name}@example.com", name, is_staff=True)
-            user.user_permissions.set(Permission.objects.filter(codename__in=[f"view_{m}" for m in models]))
+            user.groups.add(Group.objects.get(name=group))
+            assign_perm(perm, user, tenant)
 
         backtest = register_evidence(
             agent=agent,

@@ -1,0 +1,20 @@
+"""The receipt fragment of the review UI (receipts belong to the executor)."""
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import render
+
+from executor.models import Receipt
+from proposals.errors import ProposalNotFound
+from reviews.selectors import proposal_for_review
+
+
+@login_required
+def receipt_panel(request, proposal_id):
+    """Show the proposal's latest receipt; keep polling (every 2 s) until there is one."""
+    try:
+        proposal = proposal_for_review(user=request.user, proposal_id=proposal_id)
+    except ProposalNotFound:
+        raise Http404("No such proposal") from None
+    receipt = Receipt.objects.filter(proposal=proposal).order_by("-seq").first()
+    return render(request, "executor/_receipt_panel.html", {"proposal": proposal, "receipt": receipt})

@@ -1,0 +1,64 @@
+"""Forms of the review UI; they validate, the services decide."""
+
+from django import forms
+
+from memory_core.models import Memory
+from proposals.models import Proposal
+from reviews.models import ReviewDecision
+from reviews.selectors import QUEUE_ORDERS
+
+_ANY = [("", "any")]
+
+
+class QueueFilterForm(forms.Form):
+    type = forms.ChoiceField(choices=_ANY + Memory.Type.choices, required=False)
+    scope = forms.ChoiceField(choices=_ANY + Memory.Scope.choices, required=False)
+    risk_level = forms.ChoiceField(choices=_ANY + [(r, r) for r in Proposal.RISK_RANKS], required=False)
+    agent = forms.CharField(max_length=64, required=False)
+    reason = forms.CharField(max_length=100, required=False, label="Routed by rule")
+    older_than_hours = forms.IntegerField(
+        min_value=0, max_value=24 * 3650, required=False, label="Older than (h)"
+    )
+    order = forms.ChoiceField(
+        choices=[("age", "oldest first"), ("-age", "newest first"), ("risk", "highest risk first")],
+        required=False,
+    )
+
+    def queue_filters(self) -> dict:
+        """Return keyword arguments for ``review_queue`` (empty when the form is invalid)."""
+        if not self.is_valid():
+            return {}
+        data = dict(self.cleaned_data)
+        data["memory_type"] = data.pop("type")
+        data["order"] = data["order"] if data["order"] in QUEUE_ORDERS else "age"
+        return {key: value for key, value in data.items() if value not in ("", None)}
+
+
+class DecisionForm(forms.Form):
+    decision = forms.ChoiceField(choices=ReviewDecision.Decision.choices, widget=forms.RadioSelect)
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=5000)
+    represented_owner = forms.CharField(max_length=200, required=False, label="Deciding for")
+    action_digest = forms.RegexField(r"^[0-9a-f]{64}$", widget=forms.HiddenInput)
+
+
+class BulkApproveForm(forms.Form):
+    items = forms.MultipleChoiceField(choices=[], required=True)
+    reason = forms.CharField(max_length=5000)
+    represented_owner = forms.CharField(max_length=200, required=False)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Values are "proposal_id:action_digest"; any well-formed pair is acceptable here.
+        self.fields["items"].valid_value = lambda value: value.count(":") == 1
+
+    def clean_items(self):
+        import uuid
+
+        pairs = []
+        for value in self.cleaned_data["items"]:
+            proposal_id, digest = value.split(":")
+            try:
+                pairs.append((uuid.UUID(proposal_id), digest))
+            except ValueError:
+                raise forms.ValidationError("Unknown proposal in the selection.") from None
+        return pairs

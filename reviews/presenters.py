@@ -1,0 +1,97 @@
+"""Turn a proposal into what a reviewer reads: a sentence and a field-by-field diff."""
+
+from dataclasses import dataclass
+from typing import Any
+
+from memory_core.models import Memory
+from proposals.models import Proposal
+
+# Factor conclusions first, in the order a PM reads them.
+CONTENT_ORDER = ["statement", "factor", "universe", "horizon", "metric", "value", "conclusion"]
+FIELD_ORDER = [
+    "subject",
+    "scope",
+    "type",
+    "sensitivity",
+    "confidence",
+    "retention_policy",
+    "ttl_seconds",
+    "expires_at",
+    "valid_from",
+    "valid_to",
+    "dedupe_key",
+]
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    field: str
+    current: Any
+    proposed: Any
+
+    @property
+    def changed(self) -> bool:
+        return self.current != self.proposed
+
+
+def plain_language(proposal: Proposal, memory: Memory | None) -> str:
+    """Say in one sentence what applying the proposal would do."""
+    statement = (proposal.fields.get("content") or {}).get("statement")
+    if proposal.action == Proposal.Action.CREATE:
+        subject = proposal.fields.get("subject", {})
+        return (
+            f"Remember a new {proposal.memory_type.replace('_', ' ')} about "
+            f"{subject.get('kind')}:{subject.get('id')} in {proposal.memory_scope} scope: “{statement}”."
+        )
+    changed = ", ".join(sorted(proposal.fields)) or "nothing"
+    where = f"revision {proposal.base_revision}" + (f" (now {memory.revision})" if memory else "")
+    text = f"Change {changed} of memory {proposal.target_memory_id} from {where}."
+    return text + (f" New statement: “{statement}”." if statement else "")
+
+
+def diff_rows(proposal: Proposal, memory: Memory | None) -> list[DiffRow]:
+    """Return content fields, then memory fields, as (current, proposed) pairs."""
+    current = memory.snapshot() if memory else {}
+    proposed = {**current, **proposal.fields}
+    current_content, proposed_content = current.get("content") or {}, proposed.get("content") or {}
+    keys = [k for k in CONTENT_ORDER if k in current_content or k in proposed_content]
+    keys += sorted((set(current_content) | set(proposed_content)) - set(CONTENT_ORDER))
+    rows = [DiffRow(f"content.{k}", current_content.get(k), proposed_content.get(k)) for k in keys]
+    rows += [DiffRow(name, _show(current.get(name)), _show(proposed.get(name))) for name in FIELD_ORDER]
+    return rows
+
+
+def _show(value: Any) -> Any:
+    if isinstance(value, dict) and set(value) == {"kind", "id"}:
+        return f"{value['kind']}:{value['id']}"
+    return value
+
+
+def default_represented_owner(proposal: Proposal) -> str:
+    subject = proposal.policy_context.get("acting_for_subject") or proposal.fields.get("subject") or {}
+    return f"{subject['kind']}:{subject['id']}" if subject else ""
+
+
+@dataclass(frozen=True)
+class Bar:
+    x: int
+    y: int
+    height: int
+    series: str
+    count: int
+
+
+def outcome_bars(
+    outcomes_by_day: list[dict], *, height: int = 170, base: int = 190
+) -> tuple[list[Bar], list]:
+    """Lay out a grouped bar chart of daily outcomes as SVG rectangles; return bars and x labels."""
+    series = ["approve", "reject", "request_changes"]
+    peak = max([day[name] for day in outcomes_by_day for name in series] + [1])
+    bars, labels = [], []
+    for index, day in enumerate(outcomes_by_day):
+        left = 20 + index * 95
+        labels.append((left, day["day"]))
+        for offset, name in enumerate(series):
+            bar_height = round(day[name] * height / peak)
+            bars.append(Bar(left + offset * 24, base - bar_height, bar_height, name, day[name]))
+    return bars, labels

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from reviews import views
+
+app_name = "reviews"
+
+urlpatterns = [
+    path("", views.queue, name="queue"),
+    path("dashboard/", views.dashboard, name="dashboard"),
+    path("bulk-approve/", views.bulk_approve_view, name="bulk-approve"),
+    path("proposals/<uuid:proposal_id>/", views.proposal_page, name="proposal"),
+    path("proposals/<uuid:proposal_id>/decide/", views.decide, name="decide"),
+]

@@ -1,0 +1,163 @@
+"""The review UI: thin views over the selectors and services, rendered with htmx fragments."""
+
+import json
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from core.errors import DomainError
+from core.keyset import keyset_page
+from evidence.models import EvidenceRevision
+from memory_core.selectors import memory_history, memory_or_none
+from proposals.errors import ProposalNotFound
+from reviews.forms import BulkApproveForm, DecisionForm, QueueFilterForm
+from reviews.models import ReviewDecision
+from reviews.presenters import default_represented_owner, diff_rows, outcome_bars, plain_language
+from reviews.selectors import (
+    QUEUE_ORDERS,
+    can_decide,
+    decision_history,
+    is_submitter,
+    proposal_for_review,
+    review_queue,
+    reviewer_dashboard,
+)
+from reviews.services import bulk_approve, record_decision
+
+PAGE_SIZE = 50
+
+
+@login_required
+def queue(request):
+    form = QueueFilterForm(request.GET or None)
+    filters = form.queue_filters()
+    proposals = review_queue(user=request.user, **filters)
+    page = keyset_page(
+        proposals,
+        ordering=QUEUE_ORDERS[filters.get("order", "age")],
+        cursor=request.GET.get("after"),
+        size=PAGE_SIZE,
+    )
+    query = request.GET.copy()
+    query.pop("after", None)
+    return render(
+        request,
+        "reviews/queue.html",
+        {
+            "form": form,
+            "page": page,
+            "matching": proposals.count(),
+            "query": query.urlencode(),
+            "bulk_form": BulkApproveForm(),
+        },
+    )
+
+
+@login_required
+def proposal_page(request, proposal_id):
+    proposal = _proposal_or_404(request, proposal_id)
+    memory = memory_or_none(tenant_id=proposal.tenant_id, memory_id=proposal.target_memory_id)
+    evidence = list(
+        EvidenceRevision.objects.filter(proposal_links__proposal=proposal)
+        .select_related("source")
+        .order_by("source_id", "revision")
+    )
+    for revision in evidence:
+        revision.pretty_content = json.dumps(revision.content, indent=2, sort_keys=True, ensure_ascii=False)
+    context = {
+        "proposal": proposal,
+        "summary": plain_language(proposal, memory),
+        "diff": diff_rows(proposal, memory),
+        "evidence": evidence,
+        "decisions": decision_history(proposal),
+        "history": memory_history(memory=memory) if memory else [],
+        **_panel_context(request, proposal),
+    }
+    return render(request, "reviews/proposal.html", context)
+
+
+@login_required
+@require_POST
+def decide(request, proposal_id):
+    proposal = _proposal_or_404(request, proposal_id)
+    form = DecisionForm(request.POST)
+    error = None
+    if form.is_valid():
+        try:
+            record_decision(
+                actor=request.user,
+                proposal_id=proposal.pk,
+                channel=ReviewDecision.Channel.UI,
+                **form.cleaned_data,
+            )
+        except DomainError as refusal:
+            error = refusal.detail
+    else:
+        error = "Choose a decision and give a reason."
+    proposal.refresh_from_db()
+    if not request.htmx:
+        messages.add_message(
+            request, messages.ERROR if error else messages.SUCCESS, error or "Decision recorded."
+        )
+        return redirect("reviews:proposal", proposal_id=proposal.pk)
+    return render(
+        request, "reviews/_review_panel.html", _panel_context(request, proposal, form=form, error=error)
+    )
+
+
+@login_required
+@require_POST
+def bulk_approve_view(request):
+    form = BulkApproveForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Select proposals and give one reason for all of them.")
+        return redirect("reviews:queue")
+    results = bulk_approve(
+        actor=request.user,
+        items=form.cleaned_data["items"],
+        reason=form.cleaned_data["reason"],
+        represented_owner=form.cleaned_data["represented_owner"],
+    )
+    approved = sum(1 for result in results if result.decision)
+    messages.success(request, f"Approved {approved} of {len(results)} proposals.")
+    for result in results:
+        if result.error:
+            messages.warning(request, f"{result.proposal_id}: {result.error.detail}")
+    return redirect("reviews:queue")
+
+
+@login_required
+def dashboard(request):
+    stats = reviewer_dashboard(user=request.user)
+    bars, labels = outcome_bars(stats.outcomes_by_day)
+    return render(request, "reviews/dashboard.html", {"stats": stats, "bars": bars, "labels": labels})
+
+
+def _proposal_or_404(request, proposal_id):
+    try:
+        return proposal_for_review(user=request.user, proposal_id=proposal_id)
+    except ProposalNotFound:
+        raise Http404("No such proposal") from None
+
+
+def _panel_context(request, proposal, *, form=None, error=None) -> dict:
+    """Say whether and why this person may decide, and prefill the form."""
+    if is_submitter(request.user, proposal):
+        blocked = "You submitted this proposal (through its agent), so you cannot decide it."
+    elif not can_decide(request.user, proposal.tenant):
+        blocked = "You can view this proposal but you do not have permission to decide it."
+    else:
+        blocked = None
+    initial = {
+        "action_digest": proposal.action_digest,
+        "represented_owner": default_represented_owner(proposal),
+    }
+    return {
+        "proposal": proposal,
+        "blocked": blocked,
+        "error": error,
+        "form": form if form is not None and error else DecisionForm(initial=initial),
+    }
