@@ -7,25 +7,7 @@ only carry what the admin needs to show each role its pages.
 
 from django.db import migrations
 
-GROUPS = {
-    "reviewers": [
-        "proposals.view_proposal", "proposals.view_proposalevidence", "memory_core.view_memory",
-        "memory_core.view_historicalmemory", "evidence.view_evidencesource", "evidence.view_evidencerevision",
-        "reviews.view_reviewdecision", "executor.view_receipt",
-    ],
-    "auditors": [
-        "proposals.view_proposal", "proposals.view_historicalproposal", "proposals.view_proposalevidence",
-        "memory_core.view_memory", "memory_core.view_historicalmemory", "memory_core.view_memoryevidence",
-        "evidence.view_evidencesource", "evidence.view_evidencerevision", "reviews.view_reviewdecision",
-        "reviews.view_historicalreviewdecision", "executor.view_receipt", "executor.view_receiptchain",
-        "executor.view_outboxentry",
-    ],
-    "agents-admin": [
-        "tenancy.view_tenant", "tenancy.view_agent", "tenancy.add_agent", "tenancy.change_agent",
-        "tenancy.view_agenttoken", "tenancy.change_agenttoken",
-    ],
-}
-
+from reviews.roles import ROLE_GROUPS, ensure_role_groups
 
 def create_groups(apps, schema_editor):
     from django.contrib.auth.management import create_permissions
@@ -34,19 +16,11 @@ def create_groups(apps, schema_editor):
         app_config.models_module = True
         create_permissions(app_config, apps=apps, verbosity=0)
         app_config.models_module = None
-    Group = apps.get_model("auth", "Group")
-    Permission = apps.get_model("auth", "Permission")
-    for name, perms in GROUPS.items():
-        group, _ = Group.objects.get_or_create(name=name)
-        for perm in perms:
-            app_label, codename = perm.split(".")
-            group.permissions.add(
-                Permission.objects.get(content_type__app_label=app_label, codename=codename)
-            )
+    ensure_role_groups(apps.get_model("auth", "Group"), apps.get_model("auth", "Permission"))
 
 
 def delete_groups(apps, schema_editor):
-    apps.get_model("auth", "Group").objects.filter(name__in=GROUPS).delete()
+    apps.get_model("auth", "Group").objects.filter(name__in=ROLE_GROUPS).delete()
 
 
 class Migration(migrations.Migration):
