@@ -103,9 +103,10 @@ def decide(request, proposal_id):
             request, messages.ERROR if error else messages.SUCCESS, error or "Decision recorded."
         )
         return redirect("reviews:proposal", proposal_id=proposal.pk)
-    return render(
-        request, "reviews/_review_panel.html", _panel_context(request, proposal, form=form, error=error)
-    )
+    context = _panel_context(request, proposal, form=form, error=error)
+    # Out-of-band: the decisions list updates along with the panel.
+    context.update(oob=True, decisions=decision_history(proposal))
+    return render(request, "reviews/_review_panel.html", context)
 
 
 @login_required

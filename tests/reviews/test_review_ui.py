@@ -1,0 +1,192 @@
+"""The review UI over the Django test client: permissions, filters, paging, htmx decisions."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from proposals.models import Proposal
+from reviews.models import ReviewDecision
+from tests.factories import create_payload, factor_fact, make_evidence, submit, user_preference
+
+
+def _pending(agent, n, **memory):
+    return [
+        submit(
+            agent.agent,
+            create_payload(
+                factor_fact(content={"statement": f"fact {i}"}, dedupe_key=f"k{i}", **memory),
+                [make_evidence(agent.agent)],
+            ),
+        )
+        for i in range(n)
+    ]
+
+
+def test_review_pages_need_a_login(client):
+    response = client.get("/review/")
+    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+
+
+def test_queue_shows_what_the_person_may_decide(client, pm, factor_proposal, other_agent):
+    foreign = submit(other_agent.agent, create_payload(factor_fact(), [make_evidence(other_agent.agent)]))
+    client.force_login(pm)
+    html = client.get("/review/").content.decode()
+    assert str(factor_proposal.pk) in html
+    assert str(foreign.pk) not in html
+    assert "1 waiting" in html
+
+
+def test_queue_filters_by_type(client, agent, pm, factor_proposal):
+    preference = submit(
+        agent.agent, create_payload(user_preference(), [make_evidence(agent.agent)], {"risk_level": "low"})
+    )
+    client.force_login(pm)
+    html = client.get("/review/?type=preference").content.decode()
+    assert str(preference.pk) in html and str(factor_proposal.pk) not in html
+
+
+def test_keyset_pages_cover_the_queue_once(client, agent, pm):
+    pending = {str(p.pk) for p in _pending(agent, 120)}
+    client.force_login(pm)
+    seen, url = [], "/review/?order=age"
+    while url:
+        response = client.get(url)
+        page = response.context["page"]
+        seen += [str(p.pk) for p in page.items]
+        url = f"/review/?order=age&after={page.next_cursor}" if page.next_cursor else None
+    assert len(seen) == len(set(seen)) == 120
+    assert set(seen) == pending
+
+
+def test_queue_page_query_count_does_not_grow(client, agent, pm):
+    _pending(agent, 3)
+    client.force_login(pm)
+    with CaptureQueriesContext(connection) as few:
+        client.get("/review/")
+    _pending(agent, 30)
+    with CaptureQueriesContext(connection) as many:
+        client.get("/review/")
+    assert len(many) == len(few)
+
+
+def test_proposal_page_shows_diff_evidence_and_routing(client, pm, factor_proposal):
+    client.force_login(pm)
+    html = client.get(f"/review/proposals/{factor_proposal.pk}/").content.decode()
+    for text in [
+        "momentum_12_1",
+        "CSI800",
+        "rank_ic",
+        "review-shared-facts",
+        "shared_fact_requires_review",
+        "valid",
+        "observed in the latest backtest",
+        "Record decision",
+    ]:
+        assert text in html
+
+
+def test_auditor_sees_the_page_but_no_decision_form(client, auditor, factor_proposal):
+    client.force_login(auditor)
+    html = client.get(f"/review/proposals/{factor_proposal.pk}/").content.decode()
+    assert "do not have permission to decide" in html
+    assert "Record decision" not in html
+
+
+def test_person_without_permission_gets_404(client, outsider, factor_proposal):
+    client.force_login(outsider)
+    assert client.get(f"/review/proposals/{factor_proposal.pk}/").status_code == 404
+
+
+def test_htmx_decision_updates_the_panel(client, pm, factor_proposal):
+    client.force_login(pm)
+    response = client.post(
+        f"/review/proposals/{factor_proposal.pk}/decide/",
+        {
+            "decision": "approve",
+            "reason": "IC checked",
+            "represented_owner": "org:quant-desk",
+            "action_digest": factor_proposal.action_digest,
+        },
+        HTTP_HX_REQUEST="true",
+    )
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "Released" in html and 'hx-swap-oob="true"' in html
+    assert ReviewDecision.objects.get().channel == "ui"
+
+
+def test_submitter_sees_why_and_a_forced_post_is_refused_with_a_message(client, linked_user, factor_proposal):
+    client.force_login(linked_user)
+    page = client.get(f"/review/proposals/{factor_proposal.pk}/").content.decode()
+    response = client.post(
+        f"/review/proposals/{factor_proposal.pk}/decide/",
+        {"decision": "approve", "reason": "mine", "action_digest": factor_proposal.action_digest},
+        HTTP_HX_REQUEST="true",
+    )
+    assert "You submitted this proposal" in page
+    assert response.status_code == 200
+    assert "cannot decide" in response.content.decode()
+    assert not ReviewDecision.objects.exists()
+
+
+def test_missing_reason_is_a_message_not_an_error(client, pm, factor_proposal):
+    client.force_login(pm)
+    response = client.post(
+        f"/review/proposals/{factor_proposal.pk}/decide/",
+        {"decision": "approve", "reason": "", "action_digest": factor_proposal.action_digest},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200 and "give a reason" in response.content.decode()
+
+
+def test_bulk_approve_from_the_queue(client, agent, pm):
+    low = [
+        submit(
+            agent.agent,
+            create_payload(
+                user_preference(content={"statement": f"p{n}"}),
+                [make_evidence(agent.agent)],
+                {"risk_level": "low"},
+            ),
+        )
+        for n in range(3)
+    ]
+    client.force_login(pm)
+    response = client.post(
+        "/review/bulk-approve/",
+        {
+            "items": [f"{p.pk}:{p.action_digest}" for p in low],
+            "reason": "routine",
+            "represented_owner": "desk",
+        },
+        follow=True,
+    )
+    assert "Approved 3 of 3" in response.content.decode()
+    assert set(Proposal.objects.filter(pk__in=[p.pk for p in low]).values_list("status", flat=True)) == {
+        "released"
+    }
+
+
+@pytest.mark.parametrize("field", ["statement", "rationale"])
+def test_injected_html_is_escaped(client, agent, pm, field):
+    payload = create_payload(
+        factor_fact(content={"statement": "<script>alert(1)</script>"}), [make_evidence(agent.agent)]
+    )
+    payload["rationale"] = "<img src=x onerror=alert(2)>"
+    proposal = submit(agent.agent, payload)
+    client.force_login(pm)
+    for url in ["/review/", f"/review/proposals/{proposal.pk}/"]:
+        html = client.get(url).content.decode()
+        assert "<script>alert(1)" not in html and "<img src=x" not in html
+
+
+def test_dashboard_counts_queue_and_decisions(client, pm, factor_proposal):
+    client.force_login(pm)
+    client.post(
+        f"/review/proposals/{factor_proposal.pk}/decide/",
+        {"decision": "reject", "reason": "leak", "action_digest": factor_proposal.action_digest},
+    )
+    response = client.get("/review/dashboard/")
+    stats = response.context["stats"]
+    assert (stats.queue_depth, stats.decided_last_7_days) == (0, 1)
+    assert "<svg" in response.content.decode()
