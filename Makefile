@@ -18,15 +18,17 @@ run: $(BIN)/.installed
 	$(BIN)/python manage.py seed_demo
 	bin/run-all
 
-# ruff, import-linter, migrations check, pytest. Uses PostgreSQL and Redis when
-# DATABASE_URL / REDIS_URL are set (CI sets both).
+# ruff, import-linter, migrations check, pytest; then the browser tests in their
+# own process (headless Chromium from Debian's chromium package). Uses PostgreSQL
+# and Redis when DATABASE_URL / REDIS_URL are set (CI sets both).
 test: $(BIN)/.installed
 	mkdir -p var/broker/queue var/broker/processed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/python manage.py makemigrations --check --dry-run
-	$(BIN)/pytest --create-db
+	$(BIN)/pytest --create-db -m "not browser"
+	DJANGO_ALLOW_ASYNC_UNSAFE=true $(BIN)/pytest -m browser
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/lint-imports
