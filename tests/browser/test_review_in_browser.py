@@ -34,7 +34,9 @@ def _login(page, base_url, username):
 def scene(agent):
     """A factor conclusion and a preference waiting for review, and the people involved."""
     fact = submit(agent.agent, create_payload(factor_fact(), [make_evidence(agent.agent)]))
-    submit(agent.agent, create_payload(user_preference(), [make_evidence(agent.agent)], {"risk_level": "low"}))
+    submit(
+        agent.agent, create_payload(user_preference(), [make_evidence(agent.agent)], {"risk_level": "low"})
+    )
     owner = _person("agent-owner", agent.tenant)
     agent.agent.user = owner
     agent.agent.save(update_fields=["user"])
