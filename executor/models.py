@@ -97,6 +97,7 @@ class Receipt(AppendOnlyModel):
     action_digest = models.CharField(max_length=64)
     evidence = models.JSONField(default=list)
     decision_ids = models.JSONField(default=list)
+    effects = models.JSONField(default=dict, help_text="e.g. the row classes a purge removed")
     policy_fingerprint = models.CharField(max_length=64)
     executor = models.JSONField(default=dict, help_text="Worker host, pid and task id")
     created_at = models.DateTimeField()
@@ -135,6 +136,7 @@ class Receipt(AppendOnlyModel):
             "action_digest": self.action_digest,
             "evidence": self.evidence,
             "decision_ids": self.decision_ids,
+            "effects": self.effects,
             "policy_fingerprint": self.policy_fingerprint,
             "executor": self.executor,
             "created_at": self.created_at.isoformat(),

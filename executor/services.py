@@ -20,11 +20,12 @@ from django.utils import timezone
 from evidence.models import EvidenceRevision
 from executor.chain import append_receipt
 from executor.models import OutboxEntry, Receipt
+from memory_core.lifecycle import InvalidTransition, next_state
 from memory_core.models import Memory
-from memory_core.mutations import create_memory, update_memory
+from memory_core.mutations import change_state, create_memory, purge_memory, update_memory
 from proposals.gates import failed_gates
 from proposals.models import Proposal
-from proposals.services import escalate_to_review, record_execution
+from proposals.services import escalate_to_review, record_execution, scrub_purged_content
 from reviews.selectors import approving_decisions, has_veto
 
 logger = logging.getLogger(__name__)
@@ -81,8 +82,9 @@ def _apply(entry_id: Any, executor: dict[str, Any]) -> Receipt:
     before = (memory.revision, memory.content_hash) if memory else (None, "")
     check = _verify(entry, proposal, memory)
     receipt_id = uuid.uuid4()
+    effects: dict = {}
     if check.outcome == Outcome.APPLIED:
-        memory = _write(proposal, memory, change_reason=f"receipt:{receipt_id}")
+        memory, effects = _write(proposal, memory, change_reason=f"receipt:{receipt_id}")
         record_execution(proposal, outcome=check.outcome, applied=True)
     elif check.outcome == Outcome.GATE_FAILED:
         escalate_to_review(proposal, failed_gates=check.reason.split(","))
@@ -104,6 +106,7 @@ def _apply(entry_id: Any, executor: dict[str, Any]) -> Receipt:
         action_digest=entry.action_digest,
         evidence=proposal.evidence,
         decision_ids=check.decision_ids,
+        effects=effects,
         policy_fingerprint=proposal.policy_fingerprint,
         executor=executor,
     )
@@ -162,18 +165,39 @@ def _check_target(proposal: Proposal, memory: Memory | None) -> Check | None:
         return Check(Outcome.STALE, "memory no longer exists")
     if memory.revision != proposal.base_revision:
         return Check(Outcome.STALE, f"base revision {proposal.base_revision}, memory is at {memory.revision}")
-    if not memory.is_active:
+    if proposal.is_lifecycle:
+        try:
+            next_state(memory.state, proposal.action)
+        except InvalidTransition as refusal:
+            return Check(Outcome.STALE, refusal.detail)
+    elif not memory.is_active:
         return Check(Outcome.STALE, f"memory is {memory.state}")
     return None
 
 
-def _write(proposal: Proposal, memory: Memory | None, *, change_reason: str) -> Memory:
+def _write(proposal: Proposal, memory: Memory | None, *, change_reason: str) -> tuple[Memory | None, dict]:
+    """Apply the frozen action; return the memory as it now is (None once purged) and the effects."""
+    now = timezone.now()
+    if proposal.action == Proposal.Action.PURGE:
+        removed = purge_memory(memory=memory)
+        removed.update(
+            scrub_purged_content(tenant_id=proposal.tenant_id, memory_id=proposal.target_memory_id)
+        )
+        return None, {"purged": removed}
+    if proposal.is_lifecycle:
+        memory = change_state(
+            memory=memory,
+            verb=proposal.action,
+            reason=proposal.fields["reason"],
+            now=now,
+            change_reason=change_reason,
+        )
+        return memory, {}
     evidence = [
         link.evidence_revision for link in proposal.evidence_links.select_related("evidence_revision")
     ]
-    now = timezone.now()
     if proposal.action == Proposal.Action.CREATE:
-        return create_memory(
+        memory = create_memory(
             memory_id=proposal.target_memory_id,
             tenant_id=proposal.tenant_id,
             fields=proposal.fields,
@@ -181,9 +205,11 @@ def _write(proposal: Proposal, memory: Memory | None, *, change_reason: str) -> 
             now=now,
             change_reason=change_reason,
         )
-    return update_memory(
+        return memory, {}
+    memory = update_memory(
         memory=memory, changes=proposal.fields, evidence=evidence, now=now, change_reason=change_reason
     )
+    return memory, {}
 
 
 @transaction.atomic(durable=True)

@@ -7,6 +7,7 @@ executor may import (an import-linter contract enforces it).
 import uuid
 
 from django.db import models
+from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
 from core.canonical import digest
@@ -82,6 +83,7 @@ class Memory(models.Model):
     valid_to = models.DateTimeField(null=True, blank=True)
     dedupe_key = models.CharField(max_length=256, blank=True)
     state = models.CharField(max_length=16, choices=State.choices, default=State.ACTIVE)
+    state_reason = models.TextField(blank=True, help_text="Why it was expired, revoked or deleted")
     revision = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
@@ -115,6 +117,11 @@ class Memory(models.Model):
         return self.state == self.State.ACTIVE
 
     @property
+    def is_past_ttl(self) -> bool:
+        """True once ``expires_at`` has passed, even before the retention sweep expires it."""
+        return self.expires_at is not None and self.expires_at <= timezone.now()
+
+    @property
     def content_hash(self) -> str:
         """Hash of everything a revision asserts; receipts record it before and after."""
         return digest(self.snapshot())
@@ -135,6 +142,7 @@ class Memory(models.Model):
             "valid_to": _iso(self.valid_to),
             "dedupe_key": self.dedupe_key,
             "state": self.state,
+            "state_reason": self.state_reason,
         }
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from django.utils.dateparse import parse_datetime
 
 from evidence.models import EvidenceRevision
+from memory_core.lifecycle import next_state
 from memory_core.models import Memory, MemoryEvidence
 
 _UPDATABLE_FIELDS = (
@@ -101,3 +102,30 @@ def _bind_evidence(memory: Memory, evidence: Iterable[EvidenceRevision]) -> None
         )
         for revision in evidence
     )
+
+
+def change_state(*, memory: Memory, verb: str, reason: str, now: datetime, change_reason: str) -> Memory:
+    """Move the locked memory along the lifecycle as its next revision (not for purge)."""
+    memory.state = next_state(memory.state, verb)
+    memory.state_reason = reason if verb != "restore" else ""
+    memory.revision += 1
+    memory.updated_at = now
+    memory._change_reason = change_reason
+    memory.save()
+    return memory
+
+
+def purge_memory(*, memory: Memory) -> dict[str, int]:
+    """Physically remove a deleted memory, its evidence links and every history row of it.
+
+    Return how many rows of each class were removed (the purge receipt lists them).
+    """
+    next_state(memory.state, "purge")
+    _, deleted = Memory.objects.filter(pk=memory.pk).delete()  # cascades to its evidence links
+    # After the row: deleting it makes simple-history write one more ("-") history row.
+    history_rows = Memory.history.filter(id=memory.id).delete()[0]
+    return {
+        "memory_core.Memory": deleted.get("memory_core.Memory", 0),
+        "memory_core.MemoryEvidence": deleted.get("memory_core.MemoryEvidence", 0),
+        "memory_core.HistoricalMemory": history_rows,
+    }

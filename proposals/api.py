@@ -91,27 +91,33 @@ class PolicyContextInput(StrictSerializer):
 class ProposalSubmitInput(StrictSerializer):
     action = serializers.ChoiceField(choices=Proposal.Action.choices)
     memory = MemoryCreateInput(required=False, help_text="create: the new memory")
-    memory_id = serializers.UUIDField(required=False, help_text="update: the target memory")
+    memory_id = serializers.UUIDField(
+        required=False, help_text="update and lifecycle verbs: the target memory"
+    )
     base_revision = serializers.IntegerField(
         min_value=1,
         max_value=2**31 - 1,
         required=False,
-        help_text="update: the revision it was computed against",
+        help_text="update and lifecycle verbs: the revision it was computed against",
     )
     changes = MemoryChangesInput(required=False, help_text="update: the fields to change")
     evidence = EvidenceBindingInput(many=True, required=False, max_length=100)
     policy_context = PolicyContextInput(required=False)
     rationale = serializers.CharField(max_length=10000, required=False, allow_blank=True)
+    reason = serializers.CharField(
+        max_length=2000, required=False, help_text="expire/revoke/delete/purge/restore: why"
+    )
+
+    _TARGETED = ["memory_id", "base_revision"]
+    _NEEDED = {"create": ["memory"], "update": [*_TARGETED, "changes"]}
+    _FORBIDDEN = {"create": [*_TARGETED, "changes", "reason"], "update": ["memory", "reason"]}
 
     def validate(self, attrs):
-        needed = {"create": ["memory"], "update": ["memory_id", "base_revision", "changes"]}
-        forbidden = {"create": ["memory_id", "base_revision", "changes"], "update": ["memory"]}
-        errors = {
-            name: ["Required for this action."] for name in needed[attrs["action"]] if name not in attrs
-        }
-        errors |= {
-            name: ["Not allowed for this action."] for name in forbidden[attrs["action"]] if name in attrs
-        }
+        action = attrs["action"]
+        needed = self._NEEDED.get(action, [*self._TARGETED, "reason"])
+        forbidden = self._FORBIDDEN.get(action, ["memory", "changes"])
+        errors = {name: ["Required for this action."] for name in needed if name not in attrs}
+        errors |= {name: ["Not allowed for this action."] for name in forbidden if name in attrs}
         if errors:
             raise serializers.ValidationError(errors)
         return attrs

@@ -28,6 +28,13 @@ class Proposal(models.Model):
     class Action(models.TextChoices):
         CREATE = "create"
         UPDATE = "update"
+        EXPIRE = "expire"
+        REVOKE = "revoke"
+        DELETE = "delete"
+        PURGE = "purge"
+        RESTORE = "restore"
+
+    LIFECYCLE_ACTIONS = (Action.EXPIRE, Action.REVOKE, Action.DELETE, Action.PURGE, Action.RESTORE)
 
     class Classification(models.TextChoices):
         AUTO_APPLY = "auto_apply"
@@ -154,6 +161,10 @@ class Proposal(models.Model):
 
     def compute_action_digest(self) -> str:
         return digest(self.frozen_action())
+
+    @property
+    def is_lifecycle(self) -> bool:
+        return self.action in self.LIFECYCLE_ACTIONS
 
     @property
     def is_open(self) -> bool:

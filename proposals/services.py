@@ -19,6 +19,7 @@ from core.errors import TenantMismatch
 from evidence.models import EvidenceRevision
 from evidence.selectors import revisions_for_bindings
 from memory_core.content import validate_content
+from memory_core.lifecycle import next_state
 from memory_core.models import Memory
 from memory_core.selectors import active_memories_with_dedupe_key
 from proposals.errors import (
@@ -152,8 +153,10 @@ def _freeze_and_classify(proposal: Proposal, agent: Agent, payload: dict[str, An
     proposal.rationale = payload.get("rationale", "")
     if proposal.action == Proposal.Action.CREATE:
         target_fact, result = _prepare_create(proposal, payload["memory"])
-    else:
+    elif proposal.action == Proposal.Action.UPDATE:
         target_fact, result = _prepare_update(proposal, agent, payload)
+    else:
+        target_fact, result = _prepare_lifecycle(proposal, agent, payload)
     risk_level = context.get("risk_level") or "unspecified"
     proposal.dedupe_key = result.get("dedupe_key", "")
     proposal.memory_type = result.get("type", "")
@@ -167,8 +170,12 @@ def _freeze_and_classify(proposal: Proposal, agent: Agent, payload: dict[str, An
         "risk_level": risk_level,
         "evidence": evidence_status,
         "target": target_fact,
-        "dedupe": _dedupe_fact(agent.tenant_id, result, proposal.target_memory_id),
+        "dedupe": "none"
+        if proposal.is_lifecycle
+        else _dedupe_fact(agent.tenant_id, result, proposal.target_memory_id),
         "owner_explicit": _owner_explicit(context, result),
+        "origin": "system" if agent.is_system else "agent",
+        "retention_policy": result.get("retention_policy"),
     }
     verdict = classify(active_rule_set(), facts)
     _apply_verdict(proposal, verdict, facts)
@@ -247,6 +254,20 @@ def _prepare_update(proposal: Proposal, agent: Agent, payload: dict[str, Any]) -
     result = {**memory.snapshot(), **changes}
     validate_content(result["type"], result["content"])
     return ("current" if memory.is_active else "inactive"), result
+
+
+def _prepare_lifecycle(proposal: Proposal, agent: Agent, payload: dict[str, Any]) -> tuple[str, dict]:
+    """Freeze a lifecycle verb; refuse a transition the state machine does not allow."""
+    proposal.target_memory_id = payload["memory_id"]
+    proposal.base_revision = payload["base_revision"]
+    proposal.fields = {"reason": payload["reason"]}
+    memory = Memory.objects.filter(tenant_id=agent.tenant_id, pk=payload["memory_id"]).first()
+    if memory is None:
+        return "missing", {}
+    if memory.revision != payload["base_revision"]:
+        raise BaseRevisionStale(current_revision=memory.revision)
+    next_state(memory.state, proposal.action)
+    return "current", memory.snapshot()
 
 
 def _json_fields(fields: dict[str, Any]) -> dict[str, Any]:
@@ -362,3 +383,19 @@ def expire_overdue_reviews(*, limit: int = 500) -> int:
         conclude_review(proposal, status=Proposal.Status.EXPIRED)
         count += 1
     return count
+
+
+def scrub_purged_content(*, tenant_id, memory_id) -> dict[str, int]:
+    """Remove a purged memory's content from the proposals about it and their history.
+
+    Digests stay (receipts refer to them); the frozen fields and the agent's
+    rationale, which repeat the content, do not. Runs in the executor's
+    purge transaction.
+    """
+    proposals = Proposal.objects.filter(tenant_id=tenant_id, target_memory_id=memory_id)
+    scrubbed = {"purged": True}
+    history = Proposal.history.filter(tenant_id=tenant_id, target_memory_id=memory_id)
+    return {
+        "proposals.Proposal": proposals.update(fields=scrubbed, rationale=""),
+        "proposals.HistoricalProposal": history.update(fields=scrubbed, rationale=""),
+    }

@@ -39,6 +39,9 @@ class Agent(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    is_system = models.BooleanField(
+        default=False, help_text="Custodian's own agent (retention sweeps, revalidation); never a token"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

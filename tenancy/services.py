@@ -8,6 +8,8 @@ from django.utils import timezone
 from core.errors import DomainError, NotFound
 from tenancy.models import Agent, AgentToken, BearerToken, Tenant, UserToken
 
+SYSTEM_AGENT_NAME = "custodian-system"
+
 
 class TenantExists(DomainError):
     code = "tenant_exists"
@@ -53,6 +55,14 @@ def issue_user_token(*, user) -> tuple[UserToken, str]:
     raw_key = _new_key(UserToken)
     token = UserToken.objects.create(user=user, key_hash=UserToken.hash_key(raw_key), hint=raw_key[:12])
     return token, raw_key
+
+
+def system_agent(*, tenant_id) -> Agent:
+    """Return the tenant's system agent, the submitter of proposals Custodian makes itself."""
+    agent, _ = Agent.objects.get_or_create(
+        tenant_id=tenant_id, name=SYSTEM_AGENT_NAME, defaults={"is_system": True}
+    )
+    return agent
 
 
 def _new_key(token_class: type[BearerToken]) -> str:

@@ -12,7 +12,16 @@ from core.canonical import digest
 VERDICTS = ("auto_apply", "policy_gated", "review_required", "denied")
 GATES = ("evidence_valid", "target_unchanged", "no_open_conflict")
 FACTS = {
-    "action": {"create", "update"},
+    "action": {"create", "update", "expire", "revoke", "delete", "purge", "restore"},
+    "origin": {"agent", "system"},
+    "retention_policy": {
+        "persistent",
+        "time_bound",
+        "session_bound",
+        "task_bound",
+        "ephemeral",
+        "manual_review_required",
+    },
     "type": {
         "profile",
         "preference",
