@@ -1,0 +1,199 @@
+"""expire, revoke, delete, restore and purge: proposals, the state machine, and what each leaves behind."""
+
+import uuid
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from executor.models import Receipt
+from memory_core.lifecycle import TRANSITIONS, InvalidTransition
+from memory_core.models import Memory
+from proposals.models import Proposal
+from reviews.services import record_decision
+from tests.factories import (
+    apply_released,
+    create_payload,
+    make_evidence,
+    owner_context,
+    submit,
+    user_preference,
+)
+from tests.reviews.conftest import make_person
+
+STATES = ["active", "expired", "revoked", "deleted"]
+VERBS = ["expire", "revoke", "delete", "purge", "restore"]
+PATH_TO = {"active": [], "expired": ["expire"], "revoked": ["revoke"], "deleted": ["delete"]}
+
+
+@pytest.fixture
+def reviewers(agent):
+    return [make_person("r1", agent.tenant), make_person("r2", agent.tenant)]
+
+
+def propose(agent, memory, verb, reason="no longer true"):
+    memory.refresh_from_db()
+    return submit(
+        agent.agent,
+        {
+            "action": verb,
+            "memory_id": str(memory.id),
+            "base_revision": memory.revision,
+            "reason": reason,
+            "policy_context": owner_context(),
+        },
+    )
+
+
+def drive(agent, memory, verb, reviewers) -> Receipt:
+    """Submit a verb, approve it as policy requires, and run the executor on it."""
+    proposal = propose(agent, memory, verb)
+    for reviewer in reviewers[: proposal.required_approvals]:
+        record_decision(
+            actor=reviewer,
+            proposal_id=proposal.pk,
+            decision="approve",
+            reason="ok",
+            represented_owner="desk",
+            action_digest=proposal.action_digest,
+            channel="api",
+        )
+    return apply_released(proposal)
+
+
+@pytest.mark.parametrize("state", STATES)
+@pytest.mark.parametrize("verb", VERBS)
+def test_state_machine_allows_exactly_its_transitions(agent, applied_memory, reviewers, state, verb):
+    for step in PATH_TO[state]:
+        assert drive(agent, applied_memory, step, reviewers).outcome == "applied"
+    applied_memory.refresh_from_db()
+    assert applied_memory.state == state
+    if (state, verb) in TRANSITIONS:
+        assert propose(agent, applied_memory, verb).status != Proposal.Status.DENIED
+    else:
+        with pytest.raises(InvalidTransition):
+            propose(agent, applied_memory, verb)
+
+
+def test_owner_expires_their_own_preference_automatically(agent, applied_memory, reviewers):
+    receipt = drive(agent, applied_memory, "expire", [])
+    applied_memory.refresh_from_db()
+    assert receipt.outcome == "applied"
+    assert (applied_memory.state, applied_memory.revision, applied_memory.state_reason) == (
+        "expired",
+        2,
+        "no longer true",
+    )
+
+
+def test_restore_needs_review_and_returns_to_active(agent, applied_memory, reviewers):
+    drive(agent, applied_memory, "revoke", [])
+    proposal = propose(agent, applied_memory, "restore")
+    assert proposal.matched_rule == "review-lifecycle"
+    assert drive_existing(proposal, reviewers).outcome == "applied"
+    applied_memory.refresh_from_db()
+    assert (applied_memory.state, applied_memory.state_reason) == ("active", "")
+
+
+def drive_existing(proposal, reviewers):
+    for reviewer in reviewers[: proposal.required_approvals]:
+        record_decision(
+            actor=reviewer,
+            proposal_id=proposal.pk,
+            decision="approve",
+            reason="ok",
+            represented_owner="desk",
+            action_digest=proposal.action_digest,
+            channel="api",
+        )
+    return apply_released(proposal)
+
+
+def test_purge_needs_two_approvals(agent, applied_memory, reviewers):
+    drive(agent, applied_memory, "delete", [])
+    proposal = propose(agent, applied_memory, "purge")
+    assert (proposal.matched_rule, proposal.required_approvals) == ("review-purge", 2)
+
+
+def test_revoked_memory_is_never_updated(agent, api, applied_memory):
+    drive(agent, applied_memory, "revoke", [])
+    applied_memory.refresh_from_db()
+    payload = {
+        "action": "update",
+        "memory_id": str(applied_memory.id),
+        "base_revision": applied_memory.revision,
+        "changes": {"confidence": 0.9},
+        "evidence": [make_evidence(agent.agent).binding()],
+    }
+    response = api.post("/api/v1/proposals/", payload, format="json", HTTP_IDEMPOTENCY_KEY="u")
+    assert (response.status_code, response.json()["code"]) == (422, "target_not_active")
+
+
+def test_invalid_transition_is_a_409_problem_and_stores_nothing(agent, api, applied_memory):
+    before = Proposal.objects.count()
+    body = {"action": "restore", "memory_id": str(applied_memory.id), "base_revision": 1, "reason": "back"}
+    response = api.post("/api/v1/proposals/", body, format="json", HTTP_IDEMPOTENCY_KEY="r")
+    assert (response.status_code, response.json()["code"]) == (409, "invalid_transition")
+    assert Proposal.objects.count() == before
+
+
+def test_two_verbs_on_one_base_revision_apply_once(agent, applied_memory):
+    first, second = propose(agent, applied_memory, "expire"), propose(agent, applied_memory, "delete")
+    assert apply_released(first).outcome == "applied"
+    assert apply_released(second).outcome == "stale"
+    applied_memory.refresh_from_db()
+    assert applied_memory.state == "expired"
+
+
+def _database_contains(marker: str) -> list[str]:
+    """Return every table in which any column of any row mentions ``marker``."""
+    hits = []
+    with connection.cursor() as cursor:
+        for table in connection.introspection.table_names():
+            cursor.execute(f'SELECT * FROM "{table}"')
+            if any(marker in str(row) for row in cursor.fetchall()):
+                hits.append(table)
+    return hits
+
+
+def test_purge_leaves_no_content_anywhere_in_the_database(agent, reviewers):
+    marker = f"marker-{uuid.uuid4().hex}"
+    content = {"statement": f"Alice's secret preference {marker}", "preference_key": "secret"}
+    proposal = submit(
+        agent.agent, create_payload(user_preference(content=content), [make_evidence(agent.agent)])
+    )
+    apply_released(proposal)
+    memory = Memory.objects.get(pk=proposal.target_memory_id)
+    update = submit(
+        agent.agent,
+        {
+            "action": "update",
+            "memory_id": str(memory.id),
+            "base_revision": 1,
+            "changes": {"content": {**content, "statement": f"Alice's updated secret {marker}"}},
+            "evidence": [make_evidence(agent.agent).binding()],
+            "policy_context": owner_context(),
+            "rationale": f"she said {marker}",
+        },
+    )
+    drive_existing(update, reviewers)
+    drive(agent, memory, "delete", [])
+    assert _database_contains(marker)  # the test can see the marker before the purge
+
+    receipt = drive(agent, memory, "purge", reviewers)
+
+    assert receipt.outcome == "applied"
+    assert _database_contains(marker) == []
+    assert not Memory.objects.filter(pk=memory.pk).exists()
+    removed = receipt.effects["purged"]
+    assert removed["memory_core.Memory"] == 1
+    assert removed["memory_core.HistoricalMemory"] >= 4
+    assert removed["memory_core.MemoryEvidence"] == 2
+    assert removed["proposals.Proposal"] == 4
+    call_command("verify_receipts")
+
+
+def test_get_after_purge_is_404(agent, api, applied_memory, reviewers):
+    drive(agent, applied_memory, "delete", [])
+    drive(agent, applied_memory, "purge", reviewers)
+    assert api.get(f"/api/v1/memories/{applied_memory.id}/").status_code == 404
