@@ -111,6 +111,9 @@ CUSTODIAN_MAX_BODY_BYTES = int(os.environ.get("CUSTODIAN_MAX_BODY_BYTES", 256 * 
 CUSTODIAN_MAX_JSON_DEPTH = 20
 # DRF reads JSON through request.body, so Django's own limit is the first gate.
 DATA_UPLOAD_MAX_MEMORY_SIZE = CUSTODIAN_MAX_BODY_BYTES
+CUSTODIAN_READ_POLICY_FILE = Path(
+    os.environ.get("CUSTODIAN_READ_POLICY_FILE", BASE_DIR / "memory_core" / "read_rules.yaml")
+)
 CUSTODIAN_POLICY_FILE = Path(
     os.environ.get("CUSTODIAN_POLICY_FILE", BASE_DIR / "proposals" / "policy" / "rules.yaml")
 )
@@ -146,6 +149,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "EvidenceKindEnum": "evidence.models.EvidenceSource.Kind",
         "SubjectKindEnum": "memory_core.models.Memory.SubjectKind",
+        "MemoryTypeEnum": "memory_core.models.Memory.Type",
     },
 }
 

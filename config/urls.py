@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from evidence.api import EvidenceDetailApi, EvidenceRegisterApi, EvidenceRevisionAddApi
 from executor.api import ReceiptDetailApi, ReceiptListApi
-from memory_core.api import MemoryDetailApi
+from memory_core.api import MemoryDetailApi, RecallSearchApi
 from proposals.api import ProposalAmendApi, ProposalCollectionApi, ProposalDetailApi, ProposalWithdrawApi
 from reviews.api import DecisionCreateApi, ReviewQueueApi
 
@@ -28,6 +28,7 @@ api_v1 = [
     path("proposals/<uuid:proposal_id>/decisions/", DecisionCreateApi.as_view(), name="proposal-decide"),
     path("reviews/queue/", ReviewQueueApi.as_view(), name="review-queue"),
     path("memories/<uuid:memory_id>/", MemoryDetailApi.as_view(), name="memory-detail"),
+    path("recall/search", RecallSearchApi.as_view(), name="recall-search"),
     path("receipts/", ReceiptListApi.as_view(), name="receipts"),
     path("receipts/<uuid:receipt_id>/", ReceiptDetailApi.as_view(), name="receipt-detail"),
 ]

@@ -1,58 +1,129 @@
-"""REST endpoint for reading one memory (recall with return modes comes later)."""
+"""REST endpoints for governed reads: recall search and get, each in the view policy allows."""
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory_core.models import Memory, MemoryEvidence
-from memory_core.selectors import memory_detail
+from core.api.serializers import StrictSerializer
+from memory_core.models import Memory
+from memory_core.recall import RecallQuery, read_memory, recall, recall_item_json
+from tenancy.services import bind_policy_context
 
 
-class MemoryEvidenceOutput(serializers.ModelSerializer):
-    evidence_id = serializers.UUIDField(source="evidence_revision.source_id")
-    revision = serializers.IntegerField(source="evidence_revision.revision")
-    status = serializers.CharField(source="evidence_revision.status")
-
-    class Meta:
-        model = MemoryEvidence
-        fields = ["evidence_id", "revision", "content_hash", "status"]
+class SubjectInput(StrictSerializer):
+    kind = serializers.ChoiceField(choices=Memory.SubjectKind.choices)
+    id = serializers.CharField(max_length=256)
 
 
-class MemoryOutput(serializers.ModelSerializer):
-    memory_id = serializers.UUIDField(source="id")
-    subject = serializers.SerializerMethodField()
-    evidence = MemoryEvidenceOutput(source="current_evidence", many=True)
+class PolicyContextInput(StrictSerializer):
+    """MGP's policy_context. actor_agent and tenant_id come from the token; if sent they must match."""
 
-    class Meta:
-        model = Memory
-        fields = [
-            "memory_id",
-            "subject",
-            "scope",
-            "type",
-            "content",
-            "sensitivity",
-            "confidence",
-            "retention_policy",
-            "ttl_seconds",
-            "expires_at",
-            "valid_from",
-            "valid_to",
-            "dedupe_key",
-            "state",
-            "revision",
-            "created_at",
-            "updated_at",
-            "evidence",
-        ]
+    actor_agent = serializers.CharField(max_length=200, required=False)
+    tenant_id = serializers.CharField(max_length=200, required=False)
+    acting_for_subject = SubjectInput(required=False)
+    requested_action = serializers.CharField(max_length=32, required=False)
+    task_id = serializers.CharField(max_length=200, required=False)
+    task_type = serializers.CharField(max_length=200, required=False)
+    session_id = serializers.CharField(max_length=200, required=False)
+    risk_level = serializers.ChoiceField(choices=["low", "medium", "high"], required=False)
+    channel = serializers.CharField(max_length=100, required=False)
+    chat_id = serializers.CharField(max_length=200, required=False)
+    data_zone = serializers.ChoiceField(choices=["internal", "external"], required=False)
+    runtime_id = serializers.CharField(max_length=200, required=False)
+    runtime_instance_id = serializers.CharField(max_length=200, required=False)
+    correlation_id = serializers.CharField(max_length=200, required=False)
+    consent_basis = serializers.CharField(max_length=100, required=False)
+    assertion_origin = serializers.CharField(max_length=100, required=False)
 
-    def get_subject(self, memory) -> dict:
-        return {"kind": memory.subject_kind, "id": memory.subject_id}
+
+class RecallFiltersInput(StrictSerializer):
+    subject = SubjectInput(required=False)
+    scope = serializers.ChoiceField(choices=Memory.Scope.choices, required=False)
+    types = serializers.ListField(
+        child=serializers.ChoiceField(choices=Memory.Type.choices), required=False, max_length=8
+    )
+    states = serializers.ListField(
+        child=serializers.ChoiceField(choices=["active", "expired"]), required=False, max_length=2
+    )
+    valid_at = serializers.DateTimeField(required=False)
+
+
+class RecallSearchInput(StrictSerializer):
+    query = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+    filters = RecallFiltersInput(required=False)
+    include_inactive = serializers.BooleanField(required=False, default=False)
+    limit = serializers.IntegerField(min_value=1, max_value=50, required=False, default=10)
+    cursor = serializers.UUIDField(required=False, allow_null=True, default=None)
+    policy_context = PolicyContextInput(required=False)
+
+
+class RecallSearchApi(APIView):
+    """Recall memories: ranked, filtered, each item in the view the read policy allows."""
+
+    @extend_schema(
+        request=RecallSearchInput, responses={200: OpenApiResponse(description="recall_id, results")}
+    )
+    def post(self, request):
+        data = RecallSearchInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        body = data.validated_data
+        filters = body.get("filters", {})
+        query = RecallQuery(
+            text=body["query"].strip(),
+            subject=dict(filters["subject"]) if "subject" in filters else None,
+            scope=filters.get("scope", ""),
+            types=list(filters.get("types", [])),
+            states=list(filters.get("states", [])),
+            valid_at=filters.get("valid_at"),
+            include_inactive=body["include_inactive"],
+        )
+        context = bind_policy_context(request.user, _plain(body.get("policy_context", {})))
+        result = recall(
+            agent=request.user, query=query, context=context, limit=body["limit"], cursor=body["cursor"]
+        )
+        return Response(
+            {
+                "recall_id": str(result.recall_id),
+                "results": [recall_item_json(item) for item in result.items],
+                "next_cursor": str(result.next_cursor) if result.next_cursor else None,
+            }
+        )
+
+
+class MemoryReadInput(serializers.Serializer):
+    acting_for = serializers.RegexField(r"^[a-z_]+:.{1,256}$", required=False)
+    data_zone = serializers.ChoiceField(choices=["internal", "external"], required=False)
+    correlation_id = serializers.CharField(max_length=200, required=False)
 
 
 class MemoryDetailApi(APIView):
-    @extend_schema(responses=MemoryOutput)
+    """Get one memory in the view policy allows; denied, purged and unknown are all 404."""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("acting_for", str, description="kind:id of the subject the agent acts for"),
+            OpenApiParameter("data_zone", enum=["internal", "external"]),
+            OpenApiParameter("correlation_id", str),
+        ],
+        responses={200: OpenApiResponse(description="memory, return_mode, rule, consumable_text")},
+    )
     def get(self, request, memory_id):
-        memory = memory_detail(tenant=request.user.tenant, memory_id=memory_id)
-        return Response(MemoryOutput(memory).data)
+        params = MemoryReadInput(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        context = dict(params.validated_data)
+        if "acting_for" in context:
+            kind, _, subject_id = context.pop("acting_for").partition(":")
+            context["acting_for_subject"] = {"kind": kind, "id": subject_id}
+        context = bind_policy_context(request.user, context)
+        view, mode, rule = read_memory(agent=request.user, memory_id=memory_id, context=context)
+        return Response(
+            {"memory": view, "return_mode": mode, "rule": rule, "consumable_text": view["consumable_text"]}
+        )
+
+
+def _plain(value):
+    """Turn nested serializer output (OrderedDicts) into plain JSON values."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value

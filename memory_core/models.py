@@ -12,8 +12,20 @@ from simple_history.models import HistoricalRecords
 
 from core.canonical import digest
 from core.history import human_history_user
+from core.models import AppendOnlyModel
 from evidence.models import EvidenceRevision
-from tenancy.models import Tenant
+from tenancy.models import Agent, Tenant
+
+
+class MemoryQuerySet(models.QuerySet):
+    def with_fence(self):
+        """Annotate ``fenced``: the current revision rests on an invalidated evidence revision."""
+        invalid = MemoryEvidence.objects.filter(
+            memory=models.OuterRef("pk"),
+            memory_revision=models.OuterRef("revision"),
+            evidence_revision__status=EvidenceRevision.Status.INVALIDATED,
+        )
+        return self.annotate(fenced=models.Exists(invalid))
 
 
 class Memory(models.Model):
@@ -88,6 +100,7 @@ class Memory(models.Model):
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 
+    objects = MemoryQuerySet.as_manager()
     history = HistoricalRecords(get_user=human_history_user)
 
     class Meta:
@@ -115,6 +128,11 @@ class Memory(models.Model):
     @property
     def is_active(self) -> bool:
         return self.state == self.State.ACTIVE
+
+    @property
+    def is_fenced(self) -> bool:
+        """True while the memory rests on invalidated evidence (set by ``with_fence``)."""
+        return bool(getattr(self, "fenced", False))
 
     @property
     def is_past_ttl(self) -> bool:
@@ -176,3 +194,65 @@ class MemoryEvidence(models.Model):
 
     def __str__(self) -> str:
         return f"{self.memory_id}@{self.memory_revision} ← {self.evidence_revision_id}"
+
+
+class AccessEvent(AppendOnlyModel):
+    """One audited read: a search or a get, allowed, denied or not found. Its id is the recall id.
+
+    Items returned are rows of :class:`AccessEventItem`; denied items are only
+    counted. ``next_offset`` lets a cursor (the recall id) continue a search
+    without telling the caller how many rows were skipped.
+    """
+
+    class Action(models.TextChoices):
+        SEARCH = "search"
+        GET = "get"
+
+    class Outcome(models.TextChoices):
+        OK = "ok"
+        DENIED = "denied"
+        NOT_FOUND = "not_found"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    agent = models.ForeignKey(Agent, null=True, on_delete=models.PROTECT, related_name="+")
+    action = models.CharField(max_length=8, choices=Action.choices)
+    outcome = models.CharField(max_length=12, choices=Outcome.choices)
+    target_memory_id = models.UUIDField(null=True, blank=True)
+    query = models.TextField(blank=True)
+    filters = models.JSONField(default=dict)
+    policy_context = models.JSONField(default=dict)
+    correlation_id = models.CharField(max_length=200, blank=True)
+    omitted_count = models.PositiveIntegerField(default=0)
+    next_offset = models.PositiveIntegerField(null=True, blank=True)
+    policy_fingerprint = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["tenant", "-created_at", "-id"], name="access_recent_idx"),
+            models.Index(fields=["tenant", "correlation_id"], name="access_correlation_idx"),
+            models.Index(fields=["tenant", "agent", "-created_at"], name="access_agent_idx"),
+            models.Index(fields=["tenant", "target_memory_id"], name="access_target_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.outcome} {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class AccessEventItem(AppendOnlyModel):
+    """One memory an access event returned, with the revision and the view it was served in."""
+
+    id = models.BigAutoField(primary_key=True)
+    event = models.ForeignKey(AccessEvent, on_delete=models.PROTECT, related_name="items")
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    memory_id = models.UUIDField()
+    revision = models.PositiveIntegerField()
+    mode = models.CharField(max_length=16)
+    rule = models.CharField(max_length=100)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "memory_id"], name="access_item_memory_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.memory_id}@{self.revision} as {self.mode}"

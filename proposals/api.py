@@ -10,6 +10,7 @@ from core.api.problems import problem_response
 from core.api.serializers import StrictSerializer
 from core.canonical import digest
 from core.errors import DomainError
+from memory_core.api import PolicyContextInput, SubjectInput
 from memory_core.models import Memory
 from proposals.models import Proposal
 from proposals.selectors import proposal_detail, proposal_list
@@ -20,11 +21,6 @@ class IdempotencyKeyRequired(DomainError):
     code = "idempotency_key_required"
     status = 400
     title = "Send an Idempotency-Key header (1-200 printable characters)"
-
-
-class SubjectInput(StrictSerializer):
-    kind = serializers.ChoiceField(choices=Memory.SubjectKind.choices)
-    id = serializers.CharField(max_length=256)
 
 
 class _MemoryFieldsInput(StrictSerializer):
@@ -65,27 +61,6 @@ class EvidenceBindingInput(StrictSerializer):
     evidence_id = serializers.UUIDField()
     revision = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
     content_hash = serializers.RegexField(r"^[0-9a-f]{64}$")
-
-
-class PolicyContextInput(StrictSerializer):
-    """MGP's policy_context. actor_agent and tenant_id come from the token; if sent they must match."""
-
-    actor_agent = serializers.CharField(max_length=200, required=False)
-    tenant_id = serializers.CharField(max_length=200, required=False)
-    acting_for_subject = SubjectInput(required=False)
-    requested_action = serializers.CharField(max_length=32, required=False)
-    task_id = serializers.CharField(max_length=200, required=False)
-    task_type = serializers.CharField(max_length=200, required=False)
-    session_id = serializers.CharField(max_length=200, required=False)
-    risk_level = serializers.ChoiceField(choices=["low", "medium", "high"], required=False)
-    channel = serializers.CharField(max_length=100, required=False)
-    chat_id = serializers.CharField(max_length=200, required=False)
-    data_zone = serializers.CharField(max_length=100, required=False)
-    runtime_id = serializers.CharField(max_length=200, required=False)
-    runtime_instance_id = serializers.CharField(max_length=200, required=False)
-    correlation_id = serializers.CharField(max_length=200, required=False)
-    consent_basis = serializers.CharField(max_length=100, required=False)
-    assertion_origin = serializers.CharField(max_length=100, required=False)
 
 
 class ProposalSubmitInput(StrictSerializer):

@@ -15,7 +15,6 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core.canonical import digest
-from core.errors import TenantMismatch
 from evidence.models import EvidenceRevision
 from evidence.selectors import revisions_for_bindings
 from memory_core.content import validate_content
@@ -33,6 +32,7 @@ from proposals.models import InvalidProposalTransition, Proposal, ProposalEviden
 from proposals.policy import Verdict, active_rule_set, classify
 from proposals.signals import proposal_released
 from tenancy.models import Agent
+from tenancy.services import bind_policy_context
 
 # Evidence statuses from best to worst; a proposal's evidence fact is its worst binding.
 _EVIDENCE_SEVERITY = ["valid", "superseded", "invalidated", "mismatch", "unknown"]
@@ -143,7 +143,7 @@ def amend_proposal(*, agent: Agent, proposal: Proposal, payload: dict[str, Any])
 
 def _freeze_and_classify(proposal: Proposal, agent: Agent, payload: dict[str, Any]):
     """Bind evidence, freeze the action, classify it; set every derived field on ``proposal``."""
-    context = _bind_context(agent, payload.get("policy_context") or {})
+    context = bind_policy_context(agent, payload.get("policy_context") or {})
     proposal.evidence = sorted(
         (_binding_json(b) for b in payload.get("evidence", [])),
         key=lambda b: (b["evidence_id"], b["revision"]),
@@ -193,15 +193,6 @@ def _link_evidence(proposal: Proposal, revisions: list[EvidenceRevision]) -> Non
 def _release_if_allowed(proposal: Proposal, verdict: Verdict) -> None:
     if proposal.status == Proposal.Status.RELEASED:
         _release(proposal, available_at=timezone.now() + timedelta(seconds=verdict.rule.hold_seconds))
-
-
-def _bind_context(agent: Agent, context: dict[str, Any]) -> dict[str, Any]:
-    """Refuse a context naming another tenant or actor; fill both from the credential."""
-    if context.get("tenant_id") not in (None, str(agent.tenant_id), agent.tenant.name):
-        raise TenantMismatch("policy_context.tenant_id names another tenant")
-    if context.get("actor_agent") not in (None, agent.name, str(agent.id)):
-        raise TenantMismatch("policy_context.actor_agent names another agent")
-    return {**context, "tenant_id": str(agent.tenant_id), "actor_agent": agent.name}
 
 
 def _binding_json(binding: dict[str, Any]) -> dict[str, Any]:

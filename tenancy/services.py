@@ -1,11 +1,12 @@
 """Tenancy owns tenants, agents and agent tokens."""
 
 import secrets
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from core.errors import DomainError, NotFound
+from core.errors import DomainError, NotFound, TenantMismatch
 from tenancy.models import Agent, AgentToken, BearerToken, Tenant, UserToken
 
 SYSTEM_AGENT_NAME = "custodian-system"
@@ -55,6 +56,15 @@ def issue_user_token(*, user) -> tuple[UserToken, str]:
     raw_key = _new_key(UserToken)
     token = UserToken.objects.create(user=user, key_hash=UserToken.hash_key(raw_key), hint=raw_key[:12])
     return token, raw_key
+
+
+def bind_policy_context(agent: Agent, context: dict[str, Any]) -> dict[str, Any]:
+    """Refuse a policy context naming another tenant or actor; fill both from the credential."""
+    if context.get("tenant_id") not in (None, str(agent.tenant_id), agent.tenant.name):
+        raise TenantMismatch("policy_context.tenant_id names another tenant")
+    if context.get("actor_agent") not in (None, agent.name, str(agent.id)):
+        raise TenantMismatch("policy_context.actor_agent names another agent")
+    return {**context, "tenant_id": str(agent.tenant_id), "actor_agent": agent.name}
 
 
 def system_agent(*, tenant_id) -> Agent:

@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+from core.rules import first_match
 from proposals.policy.rules import Rule, RuleSet
 
 
@@ -19,7 +20,7 @@ class Verdict:
 
 def classify(rule_set: RuleSet, facts: dict) -> Verdict:
     """Return the verdict of the first rule in ``rule_set`` that matches ``facts``."""
-    rule = next(rule for rule in rule_set.rules if rule.matches(facts))
+    rule = first_match(rule_set.rules, facts)
     return Verdict(
         classification=rule.verdict,
         rule=rule,

@@ -4,10 +4,9 @@ import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
 from django.conf import settings
 
-from core.canonical import digest
+from core.rules import PolicyError, matches, parse_when, read_rule_document
 
 VERDICTS = ("auto_apply", "policy_gated", "review_required", "denied")
 GATES = ("evidence_valid", "target_unchanged", "no_open_conflict")
@@ -53,10 +52,6 @@ _RULE_KEYS = {
 }
 
 
-class PolicyError(ValueError):
-    """The rule file is malformed; the message says where."""
-
-
 @dataclass(frozen=True)
 class Rule:
     id: str
@@ -70,7 +65,7 @@ class Rule:
     description: str = ""
 
     def matches(self, facts: dict) -> bool:
-        return all(facts.get(name) in allowed for name, allowed in self.when.items())
+        return matches(self.when, facts)
 
 
 @dataclass(frozen=True)
@@ -82,43 +77,22 @@ class RuleSet:
 
 def load_rule_set(path: Path) -> RuleSet:
     """Parse, validate and fingerprint the rule file at ``path``."""
-    try:
-        document = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise PolicyError(f"{path}: {exc}") from None
-    if not isinstance(document, dict) or set(document) != {"version", "rules"}:
-        raise PolicyError(f"{path}: expected exactly the keys 'version' and 'rules'")
-    raw_rules = document["rules"]
-    if not isinstance(raw_rules, list) or not raw_rules:
-        raise PolicyError(f"{path}: 'rules' must be a non-empty list")
-    rules = tuple(_parse_rule(index, raw) for index, raw in enumerate(raw_rules))
-    ids = [rule.id for rule in rules]
-    if len(set(ids)) != len(ids):
-        raise PolicyError(f"{path}: rule ids must be unique")
-    if rules[-1].when:
-        raise PolicyError(f"{path}: the last rule must match everything (empty 'when')")
+    document = read_rule_document(path)
     return RuleSet(
-        version=str(document["version"]),
-        fingerprint=digest(document),
-        rules=rules,
+        version=document.version,
+        fingerprint=document.fingerprint,
+        rules=tuple(_parse_rule(index, raw) for index, raw in enumerate(document.rules)),
     )
 
 
-def _parse_rule(index: int, raw) -> Rule:
-    where = f"rule #{index + 1}"
-    if not isinstance(raw, dict) or not {"id", "when", "verdict", "reasons"} <= set(raw):
+def _parse_rule(index: int, raw: dict) -> Rule:
+    where = f"rule {raw['id']!r}"
+    if not {"verdict", "reasons"} <= set(raw):
         raise PolicyError(f"{where}: needs id, when, verdict and reasons")
     if set(raw) - _RULE_KEYS:
         raise PolicyError(f"{where}: unknown keys {sorted(set(raw) - _RULE_KEYS)}")
-    where = f"rule {raw['id']!r}"
     if raw["verdict"] not in VERDICTS:
         raise PolicyError(f"{where}: verdict must be one of {VERDICTS}")
-    when = raw["when"] or {}
-    for name, allowed in when.items():
-        if name not in FACTS:
-            raise PolicyError(f"{where}: unknown fact {name!r}")
-        if not isinstance(allowed, list) or not set(allowed) <= FACTS[name]:
-            raise PolicyError(f"{where}: {name} must list values from {sorted(map(str, FACTS[name]))}")
     gates = tuple(raw.get("gates", ()))
     if set(gates) - set(GATES):
         raise PolicyError(f"{where}: unknown gates {sorted(set(gates) - set(GATES))}")
@@ -131,10 +105,10 @@ def _parse_rule(index: int, raw) -> Rule:
     if window is not None and (raw["verdict"] != "review_required" or not float(window) > 0):
         raise PolicyError(f"{where}: review_window_hours is a positive number on review_required rules")
     return Rule(
-        id=str(raw["id"]),
+        id=raw["id"],
         verdict=raw["verdict"],
         reasons=tuple(raw["reasons"]),
-        when={name: frozenset(values) for name, values in when.items()},
+        when=parse_when(where, raw["when"], FACTS),
         approvals=approvals,
         gates=gates,
         hold_seconds=int(raw.get("hold_seconds", 0)),

@@ -1,0 +1,255 @@
+"""Governed reads: recall (search) and get, each leaving one access event.
+
+These are reads that write an audit row, so every outcome is recorded,
+including denied and not-found reads. Policy decides per item before the
+page is cut: denied items never take a result slot, and the caller learns
+neither how many there were nor where they sat (the cursor is the recall id;
+the scan position stays on the server).
+"""
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from core.errors import DomainError
+from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence
+from memory_core.read_policy import active_read_policy
+from memory_core.return_modes import matched_terms, present
+from memory_core.search import ranked
+from memory_core.selectors import MemoryNotFound
+from tenancy.models import Agent
+
+BATCH = 50
+MAX_SCAN = 2000
+SEARCHABLE_STATES = (Memory.State.ACTIVE, Memory.State.EXPIRED)
+
+
+class InvalidRecallCursor(DomainError):
+    code = "invalid_cursor"
+    status = 400
+    title = "The cursor is not a recall id of this search"
+
+
+@dataclass(frozen=True)
+class RecallItem:
+    memory: dict
+    return_mode: str
+    rule: str
+    score: float
+    matched_terms: list[str]
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    recall_id: uuid.UUID
+    items: list[RecallItem]
+    next_cursor: uuid.UUID | None
+
+
+@dataclass(frozen=True)
+class RecallQuery:
+    text: str = ""
+    subject: dict | None = None
+    scope: str = ""
+    types: list[str] = field(default_factory=list)
+    states: list[str] = field(default_factory=list)
+    valid_at: datetime | None = None
+    include_inactive: bool = False
+
+    def as_json(self) -> dict:
+        return {
+            "subject": self.subject,
+            "scope": self.scope,
+            "types": sorted(self.types),
+            "states": sorted(self.states),
+            "valid_at": self.valid_at.isoformat() if self.valid_at else None,
+            "include_inactive": self.include_inactive,
+        }
+
+
+def recall(
+    *, agent: Agent, query: RecallQuery, context: dict, limit: int, cursor: uuid.UUID | None
+) -> RecallResult:
+    """Search the agent's tenant; return up to ``limit`` items in the views policy allows."""
+    offset = _resume(agent, query, cursor)
+    policy = active_read_policy()
+    candidates = ranked(_candidates(agent, query), query.text)
+    items, rows, omitted, exhausted = [], [], 0, False
+    scanned = 0
+    while len(items) < limit and scanned < MAX_SCAN:
+        batch = list(candidates[offset : offset + BATCH])
+        if not batch:
+            exhausted = True
+            break
+        for memory in batch:
+            offset, scanned = offset + 1, scanned + 1
+            rule = policy.decide(memory, context)
+            if rule.mode == "deny":
+                omitted += 1
+                continue
+            rows.append((memory, rule))
+            if len(rows) == limit:
+                break
+    evidence = _evidence_by_memory([memory for memory, rule in rows if rule.mode == "raw"])
+    for memory, rule in rows:
+        items.append(
+            RecallItem(
+                memory=present(memory, rule.mode, evidence=evidence.get(memory.id)),
+                return_mode=rule.mode,
+                rule=rule.id,
+                score=round(float(memory.rank), 6),
+                matched_terms=matched_terms(memory, query.text, rule.mode),
+            )
+        )
+    event = _record(
+        agent,
+        AccessEvent.Action.SEARCH,
+        AccessEvent.Outcome.OK,
+        context=context,
+        query=query,
+        served=rows,
+        omitted=omitted,
+        next_offset=None if exhausted else offset,
+        fingerprint=policy.fingerprint,
+    )
+    return RecallResult(event.id, items, None if exhausted else event.id)
+
+
+def read_memory(*, agent: Agent, memory_id: uuid.UUID, context: dict) -> tuple[dict, str, str]:
+    """Return one memory in the view policy allows, with its mode and rule; audit the read.
+
+    Denied, purged and unknown memories all raise ``MemoryNotFound`` (after
+    the read is recorded with its true outcome).
+    """
+    policy = active_read_policy()
+    memory = Memory.objects.with_fence().filter(tenant_id=agent.tenant_id, pk=memory_id).first()
+    rule = policy.decide(memory, context) if memory else None
+    if memory is None or rule.mode == "deny":
+        outcome = AccessEvent.Outcome.NOT_FOUND if memory is None else AccessEvent.Outcome.DENIED
+        _record(
+            agent,
+            AccessEvent.Action.GET,
+            outcome,
+            context=context,
+            target=memory_id,
+            fingerprint=policy.fingerprint,
+        )
+        raise MemoryNotFound()
+    evidence = _evidence_by_memory([memory]).get(memory.id) if rule.mode == "raw" else None
+    _record(
+        agent,
+        AccessEvent.Action.GET,
+        AccessEvent.Outcome.OK,
+        context=context,
+        target=memory_id,
+        served=[(memory, rule)],
+        fingerprint=policy.fingerprint,
+    )
+    return present(memory, rule.mode, evidence=evidence), rule.mode, rule.id
+
+
+def _candidates(agent: Agent, query: RecallQuery) -> QuerySet[Memory]:
+    """Filter in SQL on indexed columns; lifecycle rules first (revoked and deleted never recalled)."""
+    states = [s for s in (query.states or [Memory.State.ACTIVE]) if s in SEARCHABLE_STATES]
+    if query.include_inactive and not query.states:
+        states = list(SEARCHABLE_STATES)
+    memories = Memory.objects.with_fence().filter(tenant_id=agent.tenant_id, state__in=states)
+    if not query.include_inactive:
+        memories = memories.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
+    if query.subject:
+        memories = memories.filter(subject_kind=query.subject["kind"], subject_id=query.subject["id"])
+    if query.scope:
+        memories = memories.filter(scope=query.scope)
+    if query.types:
+        memories = memories.filter(type__in=query.types)
+    if query.valid_at:
+        memories = memories.filter(
+            Q(valid_from__isnull=True) | Q(valid_from__lte=query.valid_at),
+            Q(valid_to__isnull=True) | Q(valid_to__gt=query.valid_at),
+        )
+    return memories
+
+
+def _resume(agent: Agent, query: RecallQuery, cursor: uuid.UUID | None) -> int:
+    if cursor is None:
+        return 0
+    previous = AccessEvent.objects.filter(
+        pk=cursor, tenant_id=agent.tenant_id, agent=agent, action=AccessEvent.Action.SEARCH
+    ).first()
+    if previous is None or previous.next_offset is None:
+        raise InvalidRecallCursor()
+    if (previous.query, previous.filters) != (query.text, query.as_json()):
+        raise InvalidRecallCursor("A cursor continues the same query with the same filters")
+    return previous.next_offset
+
+
+def _evidence_by_memory(memories: list[Memory]) -> dict[uuid.UUID, list[dict]]:
+    """The current evidence of each memory, in one query."""
+    if not memories:
+        return {}
+    revisions = {memory.id: memory.revision for memory in memories}
+    links = MemoryEvidence.objects.filter(memory_id__in=revisions).select_related("evidence_revision")
+    evidence: dict[uuid.UUID, list[dict]] = {}
+    for link in links:
+        if link.memory_revision == revisions[link.memory_id]:
+            revision = link.evidence_revision
+            evidence.setdefault(link.memory_id, []).append({**revision.binding(), "status": revision.status})
+    return evidence
+
+
+@transaction.atomic
+def _record(
+    agent: Agent,
+    action: str,
+    outcome: str,
+    *,
+    context: dict,
+    fingerprint: str,
+    query: RecallQuery | None = None,
+    target: uuid.UUID | None = None,
+    served: list | None = None,
+    omitted: int = 0,
+    next_offset: int | None = None,
+) -> AccessEvent:
+    event = AccessEvent.objects.create(
+        tenant_id=agent.tenant_id,
+        agent=agent,
+        action=action,
+        outcome=outcome,
+        target_memory_id=target,
+        query=query.text if query else "",
+        filters=query.as_json() if query else {},
+        policy_context=context,
+        correlation_id=str(context.get("correlation_id", ""))[:200],
+        omitted_count=omitted,
+        next_offset=next_offset,
+        policy_fingerprint=fingerprint,
+    )
+    AccessEventItem.objects.bulk_create(
+        AccessEventItem(
+            event=event,
+            tenant_id=agent.tenant_id,
+            memory_id=memory.id,
+            revision=memory.revision,
+            mode=rule.mode,
+            rule=rule.id,
+        )
+        for memory, rule in served or []
+    )
+    return event
+
+
+def recall_item_json(item: RecallItem) -> dict[str, Any]:
+    return {
+        "memory": item.memory,
+        "return_mode": item.return_mode,
+        "rule": item.rule,
+        "score": item.score,
+        "matched_terms": item.matched_terms,
+        "consumable_text": item.memory["consumable_text"],
+    }
