@@ -79,9 +79,8 @@ def recall(
     offset = _resume(agent, query, cursor)
     policy = active_read_policy()
     candidates = ranked(_candidates(agent, query), query.text)
-    items, rows, omitted, exhausted = [], [], 0, False
-    scanned = 0
-    while len(items) < limit and scanned < MAX_SCAN:
+    rows, omitted, scanned, exhausted = [], 0, 0, False
+    while len(rows) < limit and scanned < MAX_SCAN:
         batch = list(candidates[offset : offset + BATCH])
         if not batch:
             exhausted = True
@@ -96,16 +95,16 @@ def recall(
             if len(rows) == limit:
                 break
     evidence = _evidence_by_memory([memory for memory, rule in rows if rule.mode == "raw"])
-    for memory, rule in rows:
-        items.append(
-            RecallItem(
-                memory=present(memory, rule.mode, evidence=evidence.get(memory.id)),
-                return_mode=rule.mode,
-                rule=rule.id,
-                score=round(float(memory.rank), 6),
-                matched_terms=matched_terms(memory, query.text, rule.mode),
-            )
+    items = [
+        RecallItem(
+            memory=present(memory, rule.mode, evidence=evidence.get(memory.id)),
+            return_mode=rule.mode,
+            rule=rule.id,
+            score=round(float(memory.rank), 6),
+            matched_terms=matched_terms(memory, query.text, rule.mode),
         )
+        for memory, rule in rows
+    ]
     event = _record(
         agent,
         AccessEvent.Action.SEARCH,

@@ -1,25 +1,11 @@
 """Reads of memories, always within the caller's tenant."""
 
-import uuid
-
 from core.errors import NotFound
 from memory_core.models import Memory
-from tenancy.models import Tenant
 
 
 class MemoryNotFound(NotFound):
     title = "Memory not found"
-
-
-def memory_detail(*, tenant: Tenant, memory_id: uuid.UUID) -> Memory:
-    """Return one memory with its current evidence; another tenant's id is not found."""
-    memory = Memory.objects.filter(tenant=tenant, pk=memory_id).first()
-    if memory is None:
-        raise MemoryNotFound()
-    memory.current_evidence = list(
-        memory.evidence_links.filter(memory_revision=memory.revision).select_related("evidence_revision")
-    )
-    return memory
 
 
 def active_memories_with_dedupe_key(*, tenant_id, dedupe_key: str, exclude_id=None):
