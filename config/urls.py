@@ -7,7 +7,7 @@ from evidence.api import EvidenceDetailApi, EvidenceRegisterApi, EvidenceRevisio
 from executor.api import ReceiptDetailApi, ReceiptListApi
 from memory_core.api import MemoryDetailApi, RecallSearchApi
 from proposals.api import ProposalAmendApi, ProposalCollectionApi, ProposalDetailApi, ProposalWithdrawApi
-from reviews.api import DecisionCreateApi, ReviewQueueApi
+from reviews.api import AuditEventListApi, DecisionCreateApi, ReviewQueueApi
 
 api_v1 = [
     path("evidence/", EvidenceRegisterApi.as_view(), name="evidence-register"),
@@ -29,6 +29,7 @@ api_v1 = [
     path("reviews/queue/", ReviewQueueApi.as_view(), name="review-queue"),
     path("memories/<uuid:memory_id>/", MemoryDetailApi.as_view(), name="memory-detail"),
     path("recall/search", RecallSearchApi.as_view(), name="recall-search"),
+    path("audit/events/", AuditEventListApi.as_view(), name="audit-events"),
     path("receipts/", ReceiptListApi.as_view(), name="receipts"),
     path("receipts/<uuid:receipt_id>/", ReceiptDetailApi.as_view(), name="receipt-detail"),
 ]

@@ -7,13 +7,15 @@ from rest_framework.views import APIView
 
 from core.api.pagination import CreatedCursorPagination
 from core.api.serializers import StrictSerializer
-from memory_core.models import Memory
+from memory_core.models import AccessEvent, AccessEventItem, Memory
+from memory_core.selectors import access_events
 from proposals.api import ProposalOutput
 from proposals.models import Proposal
 from reviews.models import ReviewDecision
-from reviews.selectors import review_queue
+from reviews.selectors import review_queue, viewable_tenants
 from reviews.services import record_decision
-from tenancy.authentication import IsPerson
+from tenancy.authentication import IsAgent, IsPerson
+from tenancy.models import Agent
 
 
 class ReviewDecisionOutput(serializers.ModelSerializer):
@@ -94,3 +96,62 @@ class DecisionCreateApi(APIView):
             **data.validated_data,
         )
         return Response(ReviewDecisionOutput(decision).data, status=status.HTTP_201_CREATED)
+
+
+class AccessEventItemOutput(serializers.ModelSerializer):
+    class Meta:
+        model = AccessEventItem
+        fields = ["memory_id", "revision", "mode", "rule"]
+
+
+class AccessEventOutput(serializers.ModelSerializer):
+    actor = serializers.CharField(source="agent.name", default=None)
+    items = AccessEventItemOutput(many=True)
+
+    class Meta:
+        model = AccessEvent
+        fields = [
+            "id",
+            "action",
+            "outcome",
+            "actor",
+            "target_memory_id",
+            "query",
+            "filters",
+            "correlation_id",
+            "omitted_count",
+            "policy_fingerprint",
+            "created_at",
+            "items",
+        ]
+
+
+class AuditEventFilterInput(serializers.Serializer):
+    memory = serializers.UUIDField(required=False)
+    actor = serializers.CharField(max_length=64, required=False)
+    action = serializers.ChoiceField(choices=AccessEvent.Action.choices, required=False)
+    correlation_id = serializers.CharField(max_length=200, required=False)
+    since = serializers.DateTimeField(required=False)
+
+
+class AuditEventListApi(APIView):
+    """Audited reads: an agent sees its own tenant's, a person the tenants they review or audit."""
+
+    permission_classes = [IsAgent | IsPerson]
+    pagination_class = CreatedCursorPagination
+
+    @extend_schema(
+        parameters=[AuditEventFilterInput, OpenApiParameter("cursor", str), OpenApiParameter("limit", int)],
+        responses=AccessEventOutput(many=True),
+    )
+    def get(self, request):
+        filters = AuditEventFilterInput(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        if isinstance(request.user, Agent):
+            tenant_ids = [request.user.tenant_id]
+        else:
+            tenant_ids = viewable_tenants(request.user).values("pk")
+        events = access_events(tenant_ids=tenant_ids, **filters.validated_data)
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(events, request, view=self)
+        return paginator.get_paginated_response(AccessEventOutput(page, many=True).data)
