@@ -150,6 +150,8 @@ SPECTACULAR_SETTINGS = {
         "EvidenceKindEnum": "evidence.models.EvidenceSource.Kind",
         "SubjectKindEnum": "memory_core.models.Memory.SubjectKind",
         "MemoryTypeEnum": "memory_core.models.Memory.Type",
+        "ProposalActionEnum": "proposals.models.Proposal.Action",
+        "AccessActionEnum": "memory_core.models.AccessEvent.Action",
     },
 }
 
@@ -191,6 +193,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(seconds=float(os.environ.get("CUSTODIAN_SWEEP_SECONDS", 5))),
     },
     "expire-reviews": {"task": "executor.expire_reviews", "schedule": timedelta(minutes=1)},
+    "retention-sweep": {"task": "executor.retention_sweep", "schedule": timedelta(minutes=1)},
 }
 
 # Executor tuning: how long a dispatched entry is leased before the sweep may

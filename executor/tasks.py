@@ -36,3 +36,11 @@ def expire_reviews_task() -> int:
     from proposals.services import expire_overdue_reviews
 
     return expire_overdue_reviews()
+
+
+@shared_task(name="executor.retention_sweep", ignore_result=True)
+def retention_sweep_task() -> int:
+    """Propose expiry for memories whose TTL has passed (recall already hides them)."""
+    from proposals.services import propose_retention_expiries
+
+    return propose_retention_expiries()

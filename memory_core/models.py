@@ -109,6 +109,11 @@ class Memory(models.Model):
             models.Index(fields=["tenant", "subject_kind", "subject_id", "state"], name="memory_subject_idx"),
             models.Index(fields=["tenant", "dedupe_key", "state"], name="memory_dedupe_idx"),
             models.Index(fields=["tenant", "scope", "type", "state"], name="memory_scope_type_idx"),
+            models.Index(
+                fields=["expires_at"],
+                condition=models.Q(state="active", expires_at__isnull=False),
+                name="memory_ttl_idx",
+            ),
         ]
         constraints = [
             models.CheckConstraint(

@@ -32,7 +32,7 @@ from proposals.models import InvalidProposalTransition, Proposal, ProposalEviden
 from proposals.policy import Verdict, active_rule_set, classify
 from proposals.signals import proposal_released
 from tenancy.models import Agent
-from tenancy.services import bind_policy_context
+from tenancy.services import bind_policy_context, system_agent
 
 # Evidence statuses from best to worst; a proposal's evidence fact is its worst binding.
 _EVIDENCE_SEVERITY = ["valid", "superseded", "invalidated", "mismatch", "unknown"]
@@ -390,3 +390,32 @@ def scrub_purged_content(*, tenant_id, memory_id) -> dict[str, int]:
         "proposals.Proposal": proposals.update(fields=scrubbed, rationale=""),
         "proposals.HistoricalProposal": history.update(fields=scrubbed, rationale=""),
     }
+
+
+def propose_retention_expiries(*, limit: int = 500) -> int:
+    """Propose ``expire`` for active memories whose TTL has passed; return how many were proposed.
+
+    The tenant's system agent submits them through the normal pipeline (the
+    default rules auto-apply system retention, except for
+    ``manual_review_required`` memories, which go to review). The
+    idempotency key names the memory revision, so repeated sweeps never
+    propose the same expiry twice.
+    """
+    due = Memory.objects.filter(state=Memory.State.ACTIVE, expires_at__lte=timezone.now()).order_by(
+        "expires_at"
+    )
+    proposed = 0
+    for memory in due[:limit]:
+        submission = submit_proposal(
+            agent=system_agent(tenant_id=memory.tenant_id),
+            idempotency_key=f"retention:{memory.id}:{memory.revision}",
+            payload={
+                "action": Proposal.Action.EXPIRE,
+                "memory_id": memory.id,
+                "base_revision": memory.revision,
+                "reason": f"retention: expired at {memory.expires_at.isoformat()}",
+            },
+            request_hash=digest({"memory_id": str(memory.id), "revision": memory.revision}),
+        )
+        proposed += not submission.replayed
+    return proposed

@@ -4,6 +4,8 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
+from django.contrib.auth.models import User
+from guardian.shortcuts import assign_perm
 from rest_framework.test import APIClient
 
 from evidence.models import EvidenceRevision
@@ -127,3 +129,10 @@ def apply_released(proposal):
 
     entry = OutboxEntry.objects.filter(proposal=proposal).latest("created_at")
     return apply_entry(entry_id=entry.id, executor={"host": "test", "pid": 0, "task_id": "t"})
+
+
+def make_person(username: str, tenant=None, perm: str = "tenancy.decide_proposal") -> User:
+    user = User.objects.create_user(username, password="pw")
+    if tenant is not None:
+        assign_perm(perm, user, tenant)
+    return user

@@ -15,11 +15,11 @@ from tests.factories import (
     apply_released,
     create_payload,
     make_evidence,
+    make_person,
     owner_context,
     submit,
     user_preference,
 )
-from tests.reviews.conftest import make_person
 
 STATES = ["active", "expired", "revoked", "deleted"]
 VERBS = ["expire", "revoke", "delete", "purge", "restore"]

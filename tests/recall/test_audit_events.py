@@ -4,7 +4,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from reviews.selectors import AUDIT
-from tests.reviews.conftest import make_person
+from tests.factories import make_person
 from tests.reviews.test_review_api import person_client
 
 

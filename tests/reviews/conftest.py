@@ -1,16 +1,8 @@
 import pytest
-from django.contrib.auth.models import Permission, User
-from guardian.shortcuts import assign_perm
+from django.contrib.auth.models import Permission
 
-from reviews.selectors import AUDIT, DECIDE
-from tests.factories import create_payload, factor_fact, make_evidence, submit
-
-
-def make_person(username: str, tenant=None, perm: str = DECIDE) -> User:
-    user = User.objects.create_user(username, password="pw")
-    if tenant is not None:
-        assign_perm(perm, user, tenant)
-    return user
+from reviews.selectors import AUDIT
+from tests.factories import create_payload, factor_fact, make_evidence, make_person, submit
 
 
 @pytest.fixture

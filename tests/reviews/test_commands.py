@@ -2,7 +2,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from reviews.selectors import can_decide, viewable_tenants
-from tests.reviews.conftest import make_person
+from tests.factories import make_person
 
 
 def test_grant_reviewer_gives_decide_permission_on_one_tenant(agent, other_agent):

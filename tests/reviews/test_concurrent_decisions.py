@@ -9,7 +9,7 @@ from core.errors import DomainError
 from executor.models import OutboxEntry
 from proposals.models import Proposal
 from reviews.services import record_decision
-from tests.reviews.conftest import make_person
+from tests.factories import make_person
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

@@ -19,10 +19,10 @@ from tests.factories import (
     create_payload,
     factor_fact,
     make_evidence,
+    make_person,
     submit,
     user_preference,
 )
-from tests.reviews.conftest import make_person
 
 
 def decide(user, proposal, decision="approve", reason="checked the IC table", digest=None, **extra):
