@@ -3,7 +3,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from evidence.api import EvidenceDetailApi, EvidenceRegisterApi, EvidenceRevisionAddApi
+from evidence.api import EvidenceDetailApi, EvidenceInvalidateApi, EvidenceRegisterApi, EvidenceRevisionAddApi
 from executor.api import ReceiptDetailApi, ReceiptListApi
 from memory_core.api import MemoryDetailApi, RecallSearchApi
 from proposals.api import ProposalAmendApi, ProposalCollectionApi, ProposalDetailApi, ProposalWithdrawApi
@@ -16,6 +16,11 @@ api_v1 = [
         "evidence/<uuid:evidence_id>/revisions/",
         EvidenceRevisionAddApi.as_view(),
         name="evidence-revision-add",
+    ),
+    path(
+        "evidence/<uuid:evidence_id>/revisions/<int:revision>/invalidate/",
+        EvidenceInvalidateApi.as_view(),
+        name="evidence-invalidate",
     ),
     path("proposals/", ProposalCollectionApi.as_view(), name="proposals"),
     path("proposals/<uuid:proposal_id>/", ProposalDetailApi.as_view(), name="proposal-detail"),

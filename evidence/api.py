@@ -6,9 +6,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.serializers import StrictSerializer
+from evidence.errors import InvalidationNotPermitted
 from evidence.models import EvidenceRevision, EvidenceSource
-from evidence.selectors import evidence_source
-from evidence.services import add_evidence_revision, register_evidence
+from evidence.selectors import evidence_revision, evidence_source
+from evidence.services import add_evidence_revision, invalidate_evidence_revision, register_evidence
 
 
 class EvidenceRevisionOutput(serializers.ModelSerializer):
@@ -67,6 +68,22 @@ class EvidenceRevisionAddApi(APIView):
         data = _validated(EvidenceRevisionInput, request)
         revision = add_evidence_revision(source=source, agent=request.user, content=data["content"])
         return Response(EvidenceRevisionOutput(revision).data, status=status.HTTP_201_CREATED)
+
+
+class EvidenceInvalidateInput(StrictSerializer):
+    reason = serializers.CharField(max_length=2000)
+
+
+class EvidenceInvalidateApi(APIView):
+    """Invalidate one revision: memories resting on it are fenced at once, open proposals blocked."""
+
+    @extend_schema(request=EvidenceInvalidateInput, responses={200: EvidenceRevisionOutput})
+    def post(self, request, evidence_id, revision):
+        if not request.user.can_invalidate_evidence:
+            raise InvalidationNotPermitted()
+        target = evidence_revision(tenant=request.user.tenant, evidence_id=evidence_id, revision=revision)
+        data = _validated(EvidenceInvalidateInput, request)
+        return Response(EvidenceRevisionOutput(invalidate_evidence_revision(revision=target, **data)).data)
 
 
 def _validated(serializer_class, request) -> dict:

@@ -22,6 +22,13 @@ def evidence_source(*, tenant: Tenant, evidence_id: uuid.UUID) -> EvidenceSource
     return source
 
 
+def evidence_revision(*, tenant: Tenant, evidence_id: uuid.UUID, revision: int) -> EvidenceRevision:
+    found = EvidenceRevision.objects.filter(tenant=tenant, source_id=evidence_id, revision=revision).first()
+    if found is None:
+        raise NotFound("No such evidence revision")
+    return found
+
+
 def revisions_for_bindings(
     *, tenant: Tenant, bindings: Iterable[tuple[str, int]]
 ) -> dict[tuple[str, int], EvidenceRevision]:

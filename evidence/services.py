@@ -7,6 +7,7 @@ from django.db import IntegrityError, transaction
 from core.canonical import digest
 from evidence.errors import EvidenceSourceExists
 from evidence.models import EvidenceRevision, EvidenceSource
+from evidence.signals import evidence_invalidated, evidence_revised
 from tenancy.models import Agent
 
 
@@ -33,16 +34,25 @@ def add_evidence_revision(*, source: EvidenceSource, agent: Agent, content: Any)
     EvidenceRevision.objects.filter(source=source, status=EvidenceRevision.Status.VALID).update(
         status=EvidenceRevision.Status.SUPERSEDED
     )
-    return _append_revision(source=source, agent=agent, content=content)
+    revision = _append_revision(source=source, agent=agent, content=content)
+    evidence_revised.send(sender=EvidenceRevision, revision=revision, source=source)
+    return revision
 
 
 @transaction.atomic(durable=True)
 def invalidate_evidence_revision(*, revision: EvidenceRevision, reason: str) -> EvidenceRevision:
-    """Mark one revision invalidated (e.g. the backtest had a look-ahead bug)."""
-    EvidenceRevision.objects.filter(pk=revision.pk).update(
-        status=EvidenceRevision.Status.INVALIDATED, status_reason=reason
-    )
-    revision.refresh_from_db()
+    """Mark one revision invalidated (e.g. the backtest had a look-ahead bug) and fence what rests on it.
+
+    Reads stop serving the dependent memories as truth at once (the fence is
+    derived from the evidence status); listeners block open proposals and
+    record the fence with receipts in this same transaction.
+    """
+    revision = EvidenceRevision.objects.select_for_update().get(pk=revision.pk)
+    if revision.status == EvidenceRevision.Status.INVALIDATED:
+        return revision
+    revision.status, revision.status_reason = EvidenceRevision.Status.INVALIDATED, reason
+    revision.save(update_fields=["status", "status_reason"])
+    evidence_invalidated.send(sender=EvidenceRevision, revision=revision)
     return revision
 
 

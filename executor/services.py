@@ -120,6 +120,8 @@ def _verify(entry: OutboxEntry, proposal: Proposal, memory: Memory | None) -> Ch
     """Re-check everything the verdict rested on; the first failure decides the outcome."""
     if proposal.status == Proposal.Status.WITHDRAWN:
         return Check(Outcome.WITHDRAWN, "withdrawn by the agent before execution")
+    if proposal.status == Proposal.Status.BLOCKED_EVIDENCE:
+        return Check(Outcome.EVIDENCE_INVALID, "blocked: it cites evidence that was invalidated")
     if proposal.status != Proposal.Status.RELEASED:
         return Check(Outcome.STALE, f"proposal is {proposal.status}, not released")
     recomputed = proposal.compute_action_digest()
@@ -170,6 +172,8 @@ def _check_target(proposal: Proposal, memory: Memory | None) -> Check | None:
             next_state(memory.state, proposal.action)
         except InvalidTransition as refusal:
             return Check(Outcome.STALE, refusal.detail)
+    elif proposal.action == Proposal.Action.FENCE:
+        return None  # a fence records a fact about any memory that still exists
     elif not memory.is_active:
         return Check(Outcome.STALE, f"memory is {memory.state}")
     return None
@@ -184,6 +188,8 @@ def _write(proposal: Proposal, memory: Memory | None, *, change_reason: str) -> 
             scrub_purged_content(tenant_id=proposal.tenant_id, memory_id=proposal.target_memory_id)
         )
         return None, {"purged": removed}
+    if proposal.action == Proposal.Action.FENCE:
+        return memory, {"fenced": proposal.fields["reason"]}
     if proposal.is_lifecycle:
         memory = change_state(
             memory=memory,
@@ -206,6 +212,11 @@ def _write(proposal: Proposal, memory: Memory | None, *, change_reason: str) -> 
             change_reason=change_reason,
         )
         return memory, {}
+    if proposal.action == Proposal.Action.REVALIDATE:
+        memory = update_memory(
+            memory=memory, changes={}, evidence=evidence, now=now, change_reason=change_reason
+        )
+        return memory, {"unfenced": proposal.fields["reason"]}
     memory = update_memory(
         memory=memory, changes=proposal.fields, evidence=evidence, now=now, change_reason=change_reason
     )

@@ -64,7 +64,11 @@ class EvidenceBindingInput(StrictSerializer):
 
 
 class ProposalSubmitInput(StrictSerializer):
-    action = serializers.ChoiceField(choices=Proposal.Action.choices)
+    action = serializers.ChoiceField(
+        choices=[
+            (value, label) for value, label in Proposal.Action.choices if value not in Proposal.SYSTEM_ACTIONS
+        ]
+    )
     memory = MemoryCreateInput(required=False, help_text="create: the new memory")
     memory_id = serializers.UUIDField(
         required=False, help_text="update and lifecycle verbs: the target memory"

@@ -33,8 +33,12 @@ class Proposal(models.Model):
         DELETE = "delete"
         PURGE = "purge"
         RESTORE = "restore"
+        FENCE = "fence"
+        REVALIDATE = "revalidate"
 
     LIFECYCLE_ACTIONS = (Action.EXPIRE, Action.REVOKE, Action.DELETE, Action.PURGE, Action.RESTORE)
+    # Made by Custodian itself when evidence is invalidated or replaced, never by agents.
+    SYSTEM_ACTIONS = (Action.FENCE, Action.REVALIDATE)
 
     class Classification(models.TextChoices):
         AUTO_APPLY = "auto_apply"
@@ -52,6 +56,7 @@ class Proposal(models.Model):
         REJECTED = "rejected"
         EXPIRED = "expired"
         WITHDRAWN = "withdrawn"
+        BLOCKED_EVIDENCE = "blocked_evidence"
 
     # The proposal state machine: the only moves a status may make.
     # An amendment re-classifies, so changes_requested may lead anywhere a
@@ -63,6 +68,7 @@ class Proposal(models.Model):
             Status.CHANGES_REQUESTED,
             Status.EXPIRED,
             Status.WITHDRAWN,
+            Status.BLOCKED_EVIDENCE,
         },
         Status.CHANGES_REQUESTED: {
             Status.PENDING_REVIEW,
@@ -70,8 +76,16 @@ class Proposal(models.Model):
             Status.DENIED,
             Status.EXPIRED,
             Status.WITHDRAWN,
+            Status.BLOCKED_EVIDENCE,
         },
-        Status.RELEASED: {Status.APPLIED, Status.NOT_APPLIED, Status.PENDING_REVIEW, Status.WITHDRAWN},
+        Status.RELEASED: {
+            Status.APPLIED,
+            Status.NOT_APPLIED,
+            Status.PENDING_REVIEW,
+            Status.WITHDRAWN,
+            Status.BLOCKED_EVIDENCE,
+        },
+        Status.BLOCKED_EVIDENCE: {Status.WITHDRAWN, Status.NOT_APPLIED},
         Status.APPLIED: set(),
         Status.NOT_APPLIED: set(),
         Status.DENIED: set(),
@@ -80,6 +94,7 @@ class Proposal(models.Model):
         Status.WITHDRAWN: set(),
     }
     OPEN_STATUSES = (Status.PENDING_REVIEW, Status.CHANGES_REQUESTED, Status.RELEASED)
+    BLOCKABLE_STATUSES = OPEN_STATUSES
     RISK_RANKS = {"unspecified": 0, "low": 1, "medium": 2, "high": 3}
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)

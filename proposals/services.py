@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from core.canonical import digest
@@ -98,6 +99,15 @@ def _existing_submission(agent: Agent, idempotency_key: str, request_hash: str) 
 
 @transaction.atomic(durable=True)
 def _submit(*, agent: Agent, idempotency_key: str, payload: dict[str, Any], request_hash: str) -> Proposal:
+    return _create_proposal(
+        agent=agent, idempotency_key=idempotency_key, payload=payload, request_hash=request_hash
+    )
+
+
+def _create_proposal(
+    *, agent: Agent, idempotency_key: str, payload: dict[str, Any], request_hash: str
+) -> Proposal:
+    """Freeze, classify, store and maybe release one proposal (inside the caller's transaction)."""
     proposal = Proposal(
         tenant_id=agent.tenant_id,
         submitted_by=agent,
@@ -155,6 +165,8 @@ def _freeze_and_classify(proposal: Proposal, agent: Agent, payload: dict[str, An
         target_fact, result = _prepare_create(proposal, payload["memory"])
     elif proposal.action == Proposal.Action.UPDATE:
         target_fact, result = _prepare_update(proposal, agent, payload)
+    elif proposal.action in Proposal.SYSTEM_ACTIONS:
+        target_fact, result = _prepare_system(proposal, agent, payload)
     else:
         target_fact, result = _prepare_lifecycle(proposal, agent, payload)
     risk_level = context.get("risk_level") or "unspecified"
@@ -170,9 +182,9 @@ def _freeze_and_classify(proposal: Proposal, agent: Agent, payload: dict[str, An
         "risk_level": risk_level,
         "evidence": evidence_status,
         "target": target_fact,
-        "dedupe": "none"
-        if proposal.is_lifecycle
-        else _dedupe_fact(agent.tenant_id, result, proposal.target_memory_id),
+        "dedupe": _dedupe_fact(agent.tenant_id, result, proposal.target_memory_id)
+        if proposal.action in (Proposal.Action.CREATE, Proposal.Action.UPDATE)
+        else "none",
         "owner_explicit": _owner_explicit(context, result),
         "origin": "system" if agent.is_system else "agent",
         "retention_policy": result.get("retention_policy"),
@@ -258,6 +270,17 @@ def _prepare_lifecycle(proposal: Proposal, agent: Agent, payload: dict[str, Any]
     if memory.revision != payload["base_revision"]:
         raise BaseRevisionStale(current_revision=memory.revision)
     next_state(memory.state, proposal.action)
+    return "current", memory.snapshot()
+
+
+def _prepare_system(proposal: Proposal, agent: Agent, payload: dict[str, Any]) -> tuple[str, dict]:
+    """Freeze a fence or a revalidation: no content change, the memory's revision is the base."""
+    proposal.target_memory_id = payload["memory_id"]
+    proposal.base_revision = payload["base_revision"]
+    proposal.fields = {"reason": payload["reason"]}
+    memory = Memory.objects.filter(tenant_id=agent.tenant_id, pk=payload["memory_id"]).first()
+    if memory is None:
+        return "missing", {}
     return "current", memory.snapshot()
 
 
@@ -419,3 +442,91 @@ def propose_retention_expiries(*, limit: int = 500) -> int:
         )
         proposed += not submission.replayed
     return proposed
+
+
+# --- Evidence failure: block, fence, revalidate ------------------------------
+
+
+def block_proposals_citing(revision: EvidenceRevision) -> int:
+    """Block every open proposal bound to an invalidated evidence revision (caller's transaction)."""
+    blocked = 0
+    for proposal in Proposal.objects.select_for_update().filter(
+        evidence_links__evidence_revision=revision, status__in=Proposal.BLOCKABLE_STATUSES
+    ):
+        proposal.transition_to(Proposal.Status.BLOCKED_EVIDENCE)
+        proposal.outcome = "evidence_invalid"
+        proposal.save(update_fields=["status", "outcome", "updated_at"])
+        blocked += 1
+    return blocked
+
+
+def propose_fences(revision: EvidenceRevision) -> list[Proposal]:
+    """Record, through the executor, that memories resting on ``revision`` are fenced."""
+    agent = system_agent(tenant_id=revision.tenant_id)
+    binding = f"{revision.source_id}@{revision.revision}"
+    return [
+        _system_proposal(
+            agent,
+            key=f"fence:{memory.id}:{memory.revision}:{binding}",
+            payload={
+                "action": Proposal.Action.FENCE,
+                "memory_id": memory.id,
+                "base_revision": memory.revision,
+                "reason": f"evidence {binding} invalidated: {revision.status_reason}"[:2000],
+            },
+        )
+        for memory in _memories_resting_on(revision_ids=[revision.id])
+    ]
+
+
+def propose_revalidations(new_revision: EvidenceRevision) -> list[Proposal]:
+    """Propose rebinding every memory fenced by an invalidated revision of the same source."""
+    invalidated = EvidenceRevision.objects.filter(
+        source_id=new_revision.source_id, status=EvidenceRevision.Status.INVALIDATED
+    ).values_list("id", flat=True)
+    agent = system_agent(tenant_id=new_revision.tenant_id)
+    proposals = []
+    for memory in _memories_resting_on(revision_ids=list(invalidated)):
+        kept = [
+            link.evidence_revision.binding()
+            for link in memory.evidence_links.filter(memory_revision=memory.revision).select_related(
+                "evidence_revision"
+            )
+            if link.evidence_revision.source_id != new_revision.source_id
+        ]
+        proposals.append(
+            _system_proposal(
+                agent,
+                key=f"revalidate:{memory.id}:{memory.revision}:{new_revision.id}",
+                payload={
+                    "action": Proposal.Action.REVALIDATE,
+                    "memory_id": memory.id,
+                    "base_revision": memory.revision,
+                    "reason": f"evidence replaced by {new_revision.source_id}@{new_revision.revision}",
+                    "evidence": [*kept, new_revision.binding()],
+                },
+            )
+        )
+    return proposals
+
+
+def _memories_resting_on(*, revision_ids: list) -> list[Memory]:
+    return list(
+        Memory.objects.filter(
+            evidence_links__evidence_revision_id__in=revision_ids,
+            evidence_links__memory_revision=F("revision"),
+        )
+        .exclude(state=Memory.State.DELETED)
+        .distinct()
+    )
+
+
+def _system_proposal(agent: Agent, *, key: str, payload: dict[str, Any]) -> Proposal:
+    """Create a proposal Custodian makes itself, once per key, inside the caller's transaction."""
+    existing = Proposal.objects.filter(
+        tenant_id=agent.tenant_id, submitted_by=agent, idempotency_key=key
+    ).first()
+    if existing is not None:
+        return existing
+    request_hash = digest({**payload, "memory_id": str(payload["memory_id"])})
+    return _create_proposal(agent=agent, idempotency_key=key, payload=payload, request_hash=request_hash)

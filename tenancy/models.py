@@ -39,6 +39,9 @@ class Agent(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    can_invalidate_evidence = models.BooleanField(
+        default=False, help_text="May invalidate evidence revisions over the API"
+    )
     is_system = models.BooleanField(
         default=False, help_text="Custodian's own agent (retention sweeps, revalidation); never a token"
     )

@@ -11,7 +11,7 @@ from core.rules import PolicyError, matches, parse_when, read_rule_document
 VERDICTS = ("auto_apply", "policy_gated", "review_required", "denied")
 GATES = ("evidence_valid", "target_unchanged", "no_open_conflict")
 FACTS = {
-    "action": {"create", "update", "expire", "revoke", "delete", "purge", "restore"},
+    "action": {"create", "update", "expire", "revoke", "delete", "purge", "restore", "fence", "revalidate"},
     "origin": {"agent", "system"},
     "retention_policy": {
         "persistent",

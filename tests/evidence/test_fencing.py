@@ -1,0 +1,137 @@
+"""Invalidated evidence fences what rests on it; a corrected revision brings it back through policy."""
+
+import pytest
+
+from evidence.services import add_evidence_revision
+from executor.models import OutboxEntry, Receipt
+from proposals.models import Proposal
+from reviews.services import record_decision
+from tests.factories import (
+    apply_released,
+    create_payload,
+    factor_fact,
+    make_evidence,
+    make_person,
+    submit,
+    user_preference,
+)
+
+
+@pytest.fixture
+def pm(agent):
+    return make_person("pm-fence", agent.tenant)
+
+
+@pytest.fixture
+def backtest(agent):
+    return make_evidence(agent.agent, {"factor": "momentum_12_1", "ic_mean": 0.03})
+
+
+@pytest.fixture
+def factor_memory(agent, pm, backtest):
+    """A factor conclusion, reviewed and applied, resting on the backtest."""
+    proposal = submit(agent.agent, create_payload(factor_fact(), [backtest]))
+    _approve(pm, proposal)
+    apply_released(proposal)
+    return proposal.target_memory_id
+
+
+def _approve(person, proposal):
+    record_decision(
+        actor=person,
+        proposal_id=proposal.pk,
+        decision="approve",
+        reason="ok",
+        represented_owner="desk",
+        action_digest=proposal.action_digest,
+        channel="api",
+    )
+
+
+def _invalidate(agent, revision, allowed=True):
+    agent.agent.can_invalidate_evidence = allowed
+    agent.agent.save(update_fields=["can_invalidate_evidence"])
+    url = f"/api/v1/evidence/{revision.source_id}/revisions/{revision.revision}/invalidate/"
+    return agent.client.post(url, {"reason": "look-ahead bias in the backtest"}, format="json")
+
+
+def _view(api, memory_id):
+    return api.get(f"/api/v1/memories/{memory_id}/").json()
+
+
+def test_agents_need_explicit_permission_to_invalidate(agent, backtest):
+    response = _invalidate(agent, backtest, allowed=False)
+    backtest.refresh_from_db()
+    assert (response.status_code, response.json()["code"]) == (403, "permission_denied")
+    assert backtest.status == "valid"
+
+
+def test_invalidation_fences_memories_and_blocks_open_proposals(agent, api, backtest, factor_memory):
+    pending = submit(agent.agent, create_payload(factor_fact(dedupe_key="other"), [backtest]))
+    released = submit(agent.agent, create_payload(user_preference(), [backtest]))
+    assert _view(api, factor_memory)["return_mode"] == "raw"
+
+    assert _invalidate(agent, backtest).status_code == 200
+
+    view = _view(api, factor_memory)
+    assert (view["return_mode"], view["memory"]["state"]) == ("metadata_only", "fenced")
+    pending.refresh_from_db()
+    released.refresh_from_db()
+    assert pending.status == released.status == Proposal.Status.BLOCKED_EVIDENCE
+    receipt = apply_released(released)
+    assert receipt.outcome == Receipt.Outcome.EVIDENCE_INVALID
+    fence = Proposal.objects.get(action="fence", target_memory_id=factor_memory)
+    fence_receipt = apply_released(fence)
+    assert fence.matched_rule == "auto-system-fence"
+    assert fence_receipt.outcome == "applied" and "look-ahead bias" in fence_receipt.effects["fenced"]
+
+
+def test_corrected_factor_run_goes_back_to_the_pm_and_unfences(agent, api, pm, backtest, factor_memory):
+    _invalidate(agent, backtest)
+    corrected = add_evidence_revision(source=backtest.source, agent=agent.agent, content={"ic_mean": 0.011})
+    revalidation = Proposal.objects.get(action="revalidate", target_memory_id=factor_memory)
+    assert (revalidation.classification, revalidation.matched_rule) == (
+        "review_required",
+        "review-shared-facts",
+    )
+    assert revalidation.evidence == [corrected.binding()]
+    _approve(pm, revalidation)
+    receipt = apply_released(revalidation)
+    view = _view(api, factor_memory)
+    assert receipt.outcome == "applied" and "unfenced" in receipt.effects
+    assert (view["return_mode"], view["memory"]["state"], view["memory"]["revision"]) == ("raw", "active", 2)
+    assert view["memory"]["evidence"] == [{**corrected.binding(), "status": "valid"}]
+
+
+def test_rejected_revalidation_leaves_the_memory_fenced(agent, api, pm, backtest, factor_memory):
+    _invalidate(agent, backtest)
+    add_evidence_revision(source=backtest.source, agent=agent.agent, content={"ic_mean": -0.02})
+    revalidation = Proposal.objects.get(action="revalidate", target_memory_id=factor_memory)
+    record_decision(
+        actor=pm,
+        proposal_id=revalidation.pk,
+        decision="reject",
+        reason="the corrected run disagrees",
+        represented_owner="desk",
+        action_digest=revalidation.action_digest,
+        channel="api",
+    )
+    assert _view(api, factor_memory)["memory"]["state"] == "fenced"
+    assert not OutboxEntry.objects.filter(proposal=revalidation).exists()
+
+
+def test_low_sensitivity_memories_revalidate_automatically(agent, api, backtest):
+    proposal = submit(agent.agent, create_payload(user_preference(), [backtest]))
+    apply_released(proposal)
+    _invalidate(agent, backtest)
+    add_evidence_revision(source=backtest.source, agent=agent.agent, content={"fixed": True})
+    revalidation = Proposal.objects.get(action="revalidate", target_memory_id=proposal.target_memory_id)
+    assert revalidation.matched_rule == "auto-revalidate"
+    apply_released(revalidation)
+    assert _view(api, proposal.target_memory_id)["return_mode"] == "raw"
+
+
+def test_agents_cannot_submit_system_actions(api, factor_memory):
+    body = {"action": "fence", "memory_id": str(factor_memory), "base_revision": 1, "reason": "x"}
+    response = api.post("/api/v1/proposals/", body, format="json", HTTP_IDEMPOTENCY_KEY="f")
+    assert (response.status_code, response.json()["code"]) == (400, "validation_error")
