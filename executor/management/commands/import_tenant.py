@@ -1,0 +1,22 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from core.errors import DomainError
+from executor.transfer import import_tenant
+
+
+class Command(BaseCommand):
+    help = "Import a tenant exported with export_tenant; refuse a broken receipt chain or an existing tenant."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--input", required=True)
+
+    def handle(self, *args, input, **options):
+        def progress(label, count):
+            self.stderr.write(f"  {label:<40} {count:>9} rows")
+
+        try:
+            with open(input, encoding="utf-8") as lines:
+                tenant = import_tenant(lines, progress)
+        except (OSError, ValueError, DomainError) as exc:
+            raise CommandError(f"Import refused: {getattr(exc, 'detail', exc)}") from None
+        self.stdout.write(f"Imported tenant {tenant.name}; receipt chain verified")
