@@ -92,3 +92,17 @@ def validate_content(memory_type: str, content: Any) -> dict:
     if not isinstance(statement, str) or not statement.strip():
         raise InvalidContent(errors={"content": {"statement": ["Must be a non-blank string."]}})
     return content
+
+
+def validate_retention(fields: dict) -> None:
+    """MGP's retention semantics: time_bound memories carry a TTL, persistent ones never do."""
+    has_ttl = bool(fields.get("ttl_seconds") or fields.get("expires_at"))
+    policy = fields.get("retention_policy")
+    if policy == "persistent" and has_ttl:
+        raise InvalidContent(
+            errors={"retention_policy": ["Persistent memories have no TTL; use time_bound."]}
+        )
+    if policy == "time_bound" and not has_ttl:
+        raise InvalidContent(
+            errors={"retention_policy": ["time_bound memories need ttl_seconds or expires_at."]}
+        )

@@ -18,7 +18,7 @@ from django.utils import timezone
 from core.canonical import digest
 from evidence.models import EvidenceRevision
 from evidence.selectors import revisions_for_bindings
-from memory_core.content import validate_content
+from memory_core.content import validate_content, validate_retention
 from memory_core.lifecycle import next_state
 from memory_core.models import Memory
 from memory_core.selectors import active_memories_with_dedupe_key
@@ -236,7 +236,10 @@ def _check_evidence(agent: Agent, bindings: list[dict]) -> tuple[str, list[Evide
 
 def _prepare_create(proposal: Proposal, memory: dict[str, Any]) -> tuple[str, dict]:
     fields = {**_MEMORY_DEFAULTS, **_json_fields(memory)}
+    if (memory.get("ttl_seconds") or memory.get("expires_at")) and "retention_policy" not in memory:
+        fields["retention_policy"] = Memory.RetentionPolicy.TIME_BOUND.value
     validate_content(fields["type"], fields["content"])
+    validate_retention(fields)
     proposal.target_memory_id = proposal.target_memory_id or uuid.uuid4()
     proposal.base_revision = 0
     proposal.fields = fields
@@ -256,6 +259,7 @@ def _prepare_update(proposal: Proposal, agent: Agent, payload: dict[str, Any]) -
         raise BaseRevisionStale(current_revision=memory.revision)
     result = {**memory.snapshot(), **changes}
     validate_content(result["type"], result["content"])
+    validate_retention(result)
     return ("current" if memory.is_active else "inactive"), result
 
 

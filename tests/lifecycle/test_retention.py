@@ -2,6 +2,7 @@
 
 from datetime import timedelta
 
+import pytest
 from django.utils import timezone
 
 from executor.models import Receipt
@@ -43,3 +44,27 @@ def test_manual_review_retention_sends_expiry_to_review(remember):
     propose_retention_expiries()
     proposal = Proposal.objects.get(action="expire", target_memory_id=memory.id)
     assert (proposal.classification, proposal.matched_rule) == ("review_required", "review-manual-retention")
+
+
+def test_a_ttl_makes_a_memory_time_bound(remember):
+    assert remember("ttl note", ttl_seconds=600).retention_policy == "time_bound"
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"ttl_seconds": 60, "retention_policy": "persistent"}, "retention_policy"),
+        ({"retention_policy": "time_bound"}, "retention_policy"),
+    ],
+)
+def test_retention_and_ttl_must_agree(api, fields, field):
+    from tests.factories import create_payload, user_preference
+
+    response = api.post(
+        "/api/v1/proposals/",
+        create_payload(user_preference(**fields), []),
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="ret",
+    )
+    assert (response.status_code, response.json()["code"]) == (400, "validation_error")
+    assert field in response.json()["errors"]
