@@ -1,7 +1,8 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 
 from core.admin import ReadOnlyAdmin
 from evidence.models import EvidenceRevision, EvidenceSource
+from evidence.services import invalidate_evidence_revision
 
 
 class EvidenceRevisionInline(admin.TabularInline):
@@ -33,3 +34,15 @@ class EvidenceRevisionAdmin(ReadOnlyAdmin):
     list_filter = ["tenant", "status"]
     list_select_related = ["source", "tenant"]
     search_fields = ["=source__id", "content_hash"]
+    actions = ["invalidate"]
+
+    @admin.action(description="Invalidate selected revisions (fences the memories resting on them)")
+    def invalidate(self, request, queryset):
+        if not request.user.has_perm("evidence.invalidate_evidencerevision"):
+            self.message_user(request, "You may not invalidate evidence.", messages.ERROR)
+            return
+        for revision in queryset:
+            invalidate_evidence_revision(
+                revision=revision, reason=f"invalidated by {request.user.get_username()}"
+            )
+        self.message_user(request, f"Invalidated {queryset.count()} revision(s).", messages.SUCCESS)

@@ -67,6 +67,7 @@ class EvidenceRevision(models.Model):
             models.UniqueConstraint(fields=["source", "revision"], name="evidence_revision_unique"),
             models.CheckConstraint(condition=models.Q(revision__gte=1), name="evidence_revision_gte_1"),
         ]
+        permissions = [("invalidate_evidencerevision", "Can invalidate evidence revisions")]
 
     def __str__(self) -> str:
         return f"{self.source_id}@{self.revision}"

@@ -135,3 +135,15 @@ def test_agents_cannot_submit_system_actions(api, factor_memory):
     body = {"action": "fence", "memory_id": str(factor_memory), "base_revision": 1, "reason": "x"}
     response = api.post("/api/v1/proposals/", body, format="json", HTTP_IDEMPOTENCY_KEY="f")
     assert (response.status_code, response.json()["code"]) == (400, "validation_error")
+
+
+def test_people_invalidate_from_the_admin_with_the_permission(admin_client, api, backtest, factor_memory):
+    response = admin_client.post(
+        "/admin/evidence/evidencerevision/",
+        {"action": "invalidate", "_selected_action": [backtest.pk]},
+        follow=True,
+    )
+    backtest.refresh_from_db()
+    assert "Invalidated 1 revision" in response.content.decode()
+    assert backtest.status == "invalidated" and "invalidated by admin" in backtest.status_reason
+    assert _view(api, factor_memory)["memory"]["state"] == "fenced"
