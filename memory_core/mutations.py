@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.db.models import Q
 from django.utils.dateparse import parse_datetime
 
 from evidence.models import EvidenceRevision
@@ -66,12 +67,26 @@ def update_memory(
     now: datetime,
     change_reason: str,
 ) -> Memory:
-    """Apply ``changes`` as the memory's next revision (caller holds the row lock)."""
+    """Apply ``changes`` as the memory's next revision (caller holds the row lock).
+
+    A change of content supersedes what the memory said: the new revision is
+    valid from now (unless the proposal says otherwise) and the previous
+    revision's validity window is closed at now in history, not erased, so
+    recall ``valid_at`` an earlier time still finds it.
+    """
+    superseded = memory.revision
     _assign(memory, changes, now)
+    supersedes = "content" in changes and "valid_from" not in changes
+    if supersedes:
+        memory.valid_from = now
     memory.revision += 1
     memory.updated_at = now
     memory._change_reason = change_reason
     memory.save()
+    if supersedes:
+        Memory.history.filter(id=memory.id, revision=superseded).filter(
+            Q(valid_to__isnull=True) | Q(valid_to__gt=now)
+        ).update(valid_to=now)
     _bind_evidence(memory, evidence)
     return memory
 

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from core.errors import DomainError
@@ -85,8 +85,9 @@ def recall(
         if not batch:
             exhausted = True
             break
-        for memory in batch:
+        for row in batch:
             offset, scanned = offset + 1, scanned + 1
+            memory = _as_memory(row)
             rule = policy.decide(memory, context)
             if rule.mode == "deny":
                 omitted += 1
@@ -157,6 +158,8 @@ def _candidates(agent: Agent, query: RecallQuery) -> QuerySet[Memory]:
     states = [s for s in (query.states or [Memory.State.ACTIVE]) if s in SEARCHABLE_STATES]
     if query.include_inactive and not query.states:
         states = list(SEARCHABLE_STATES)
+    if query.valid_at:
+        return _as_of(agent, query, states)
     memories = Memory.objects.with_fence().filter(tenant_id=agent.tenant_id, state__in=states)
     if not query.include_inactive:
         memories = memories.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
@@ -174,6 +177,36 @@ def _candidates(agent: Agent, query: RecallQuery) -> QuerySet[Memory]:
     return memories
 
 
+def _as_of(agent: Agent, query: RecallQuery, states: list[str]) -> QuerySet:
+    """The revision of each memory that was valid at ``valid_at``, from history.
+
+    Only memories that are still recallable today qualify (a memory revoked
+    or deleted since is never served, whatever it said back then); the fence
+    is today's.
+    """
+    recallable = Memory.objects.with_fence().filter(tenant_id=agent.tenant_id, state__in=states)
+    if not query.include_inactive:
+        recallable = recallable.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
+    history = Memory.history.filter(
+        tenant_id=agent.tenant_id,
+        id__in=recallable.values("id"),
+        state__in=states,
+        history_type__in=["+", "~"],
+    ).filter(
+        Q(valid_from__isnull=True) | Q(valid_from__lte=query.valid_at),
+        Q(valid_to__isnull=True) | Q(valid_to__gt=query.valid_at),
+    )
+    if query.subject:
+        history = history.filter(subject_kind=query.subject["kind"], subject_id=query.subject["id"])
+    if query.scope:
+        history = history.filter(scope=query.scope)
+    if query.types:
+        history = history.filter(type__in=query.types)
+    latest = history.filter(id=OuterRef("id")).order_by("-revision", "-history_id").values("history_id")[:1]
+    fenced = recallable.filter(pk=OuterRef("id"), fenced=True)
+    return history.filter(history_id=Subquery(latest)).annotate(fenced=Exists(fenced))
+
+
 def _resume(agent: Agent, query: RecallQuery, cursor: uuid.UUID | None) -> int:
     if cursor is None:
         return 0
@@ -185,6 +218,15 @@ def _resume(agent: Agent, query: RecallQuery, cursor: uuid.UUID | None) -> int:
     if (previous.query, previous.filters) != (query.text, query.as_json()):
         raise InvalidRecallCursor("A cursor continues the same query with the same filters")
     return previous.next_offset
+
+
+def _as_memory(row) -> Memory:
+    """A history row (``valid_at`` recall) becomes the memory as it was; a memory stays itself."""
+    if isinstance(row, Memory):
+        return row
+    memory = row.instance
+    memory.fenced, memory.rank = row.fenced, row.rank
+    return memory
 
 
 def _evidence_by_memory(memories: list[Memory]) -> dict[uuid.UUID, list[dict]]:

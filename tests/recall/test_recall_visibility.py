@@ -111,3 +111,39 @@ def test_every_recall_is_audited_with_items_and_modes(agent, api, remember):
     assert list(AccessEventItem.objects.filter(event=event).values_list("memory_id", "revision", "mode")) == [
         (memory.id, memory.revision, "raw")
     ]
+
+
+def test_superseding_update_closes_the_old_window_and_valid_at_finds_either_version(agent, api, remember):
+    from tests.factories import apply_released, make_evidence, owner_context, submit
+
+    memory = remember("Alice prefers weekly summaries")
+    before_update = timezone.now()
+    update = submit(
+        agent.agent,
+        {
+            "action": "update",
+            "memory_id": str(memory.id),
+            "base_revision": 1,
+            "changes": {"content": {"statement": "Alice prefers daily summaries"}},
+            "evidence": [make_evidence(agent.agent).binding()],
+            "policy_context": owner_context(),
+        },
+    )
+    assert apply_released(update).outcome == "applied"
+    first = memory.history.get(revision=1)
+    assert first.valid_to is not None and first.valid_to >= before_update
+
+    def statements(**filters):
+        body = search(api, "summaries", filters=filters).json()
+        return [(i["memory"]["revision"], i["memory"]["content"]["statement"]) for i in body["results"]]
+
+    assert statements(valid_at=before_update.isoformat()) == [(1, "Alice prefers weekly summaries")]
+    assert statements(valid_at=timezone.now().isoformat()) == [(2, "Alice prefers daily summaries")]
+    assert statements() == [(2, "Alice prefers daily summaries")]
+
+
+def test_valid_at_never_brings_back_a_revoked_memory(agent, api, remember):
+    memory = remember("overturned factor view")
+    moment = timezone.now()
+    drive(agent, memory, "revoke", [])
+    assert ids(search(api, "overturned", filters={"valid_at": moment.isoformat()})) == set()
