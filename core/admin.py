@@ -1,6 +1,7 @@
 """Admin helpers shared by the apps."""
 
 from django.contrib import admin
+from simple_history.admin import SimpleHistoryAdmin
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -14,3 +15,19 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+class ReadOnlyHistoryAdmin(SimpleHistoryAdmin):
+    """Show a row and its simple-history, but never add, change, delete or revert it."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def revert_disabled(self, request, obj=None):
+        return True

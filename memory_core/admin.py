@@ -1,7 +1,6 @@
 from django.contrib import admin
-from simple_history.admin import SimpleHistoryAdmin
 
-from core.admin import ReadOnlyAdmin
+from core.admin import ReadOnlyAdmin, ReadOnlyHistoryAdmin
 from memory_core.models import Memory, MemoryEvidence
 
 
@@ -25,7 +24,7 @@ class MemoryEvidenceAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Memory)
-class MemoryAdmin(SimpleHistoryAdmin):
+class MemoryAdmin(ReadOnlyHistoryAdmin):
     """Memories are shown with their history; only the executor changes them."""
 
     list_display = ["id", "type", "scope", "state", "revision", "tenant", "updated_at"]
@@ -34,15 +33,3 @@ class MemoryAdmin(SimpleHistoryAdmin):
     search_fields = ["=id", "dedupe_key", "subject_id"]
     inlines = [MemoryEvidenceInline]
     history_list_display = ["revision", "state"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def revert_disabled(self, request, obj=None):
-        return True

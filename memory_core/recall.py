@@ -163,12 +163,7 @@ def _candidates(agent: Agent, query: RecallQuery) -> QuerySet[Memory]:
     memories = Memory.objects.with_fence().filter(tenant_id=agent.tenant_id, state__in=states)
     if not query.include_inactive:
         memories = memories.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
-    if query.subject:
-        memories = memories.filter(subject_kind=query.subject["kind"], subject_id=query.subject["id"])
-    if query.scope:
-        memories = memories.filter(scope=query.scope)
-    if query.types:
-        memories = memories.filter(type__in=query.types)
+    memories = _narrowed(memories, query)
     if query.valid_at:
         memories = memories.filter(
             Q(valid_from__isnull=True) | Q(valid_from__lte=query.valid_at),
@@ -196,15 +191,21 @@ def _as_of(agent: Agent, query: RecallQuery, states: list[str]) -> QuerySet:
         Q(valid_from__isnull=True) | Q(valid_from__lte=query.valid_at),
         Q(valid_to__isnull=True) | Q(valid_to__gt=query.valid_at),
     )
-    if query.subject:
-        history = history.filter(subject_kind=query.subject["kind"], subject_id=query.subject["id"])
-    if query.scope:
-        history = history.filter(scope=query.scope)
-    if query.types:
-        history = history.filter(type__in=query.types)
+    history = _narrowed(history, query)
     latest = history.filter(id=OuterRef("id")).order_by("-revision", "-history_id").values("history_id")[:1]
     fenced = recallable.filter(pk=OuterRef("id"), fenced=True)
     return history.filter(history_id=Subquery(latest)).annotate(fenced=Exists(fenced))
+
+
+def _narrowed(rows: QuerySet, query: RecallQuery) -> QuerySet:
+    """Apply the subject, scope and type filters (same columns on memories and their history)."""
+    if query.subject:
+        rows = rows.filter(subject_kind=query.subject["kind"], subject_id=query.subject["id"])
+    if query.scope:
+        rows = rows.filter(scope=query.scope)
+    if query.types:
+        rows = rows.filter(type__in=query.types)
+    return rows
 
 
 def _resume(agent: Agent, query: RecallQuery, cursor: uuid.UUID | None) -> int:

@@ -1,7 +1,6 @@
 from django.contrib import admin
-from simple_history.admin import SimpleHistoryAdmin
 
-from core.admin import ReadOnlyAdmin
+from core.admin import ReadOnlyAdmin, ReadOnlyHistoryAdmin
 from proposals.models import Proposal, ProposalEvidence
 
 
@@ -14,7 +13,7 @@ class ProposalEvidenceAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Proposal)
-class ProposalAdmin(SimpleHistoryAdmin):
+class ProposalAdmin(ReadOnlyHistoryAdmin):
     """Proposals are read-only here; decisions go through the review workflow."""
 
     list_display = [
@@ -31,15 +30,3 @@ class ProposalAdmin(SimpleHistoryAdmin):
     list_select_related = ["tenant", "submitted_by__tenant"]
     search_fields = ["=id", "=target_memory_id", "dedupe_key"]
     date_hierarchy = "created_at"
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def revert_disabled(self, request, obj=None):
-        return True

@@ -165,10 +165,8 @@ def _freeze_and_classify(proposal: Proposal, agent: Agent, payload: dict[str, An
         target_fact, result = _prepare_create(proposal, payload["memory"])
     elif proposal.action == Proposal.Action.UPDATE:
         target_fact, result = _prepare_update(proposal, agent, payload)
-    elif proposal.action in Proposal.SYSTEM_ACTIONS:
-        target_fact, result = _prepare_system(proposal, agent, payload)
     else:
-        target_fact, result = _prepare_lifecycle(proposal, agent, payload)
+        target_fact, result = _prepare_verb(proposal, agent, payload)
     risk_level = context.get("risk_level") or "unspecified"
     proposal.dedupe_key = result.get("dedupe_key", "")
     proposal.memory_type = result.get("type", "")
@@ -263,8 +261,11 @@ def _prepare_update(proposal: Proposal, agent: Agent, payload: dict[str, Any]) -
     return ("current" if memory.is_active else "inactive"), result
 
 
-def _prepare_lifecycle(proposal: Proposal, agent: Agent, payload: dict[str, Any]) -> tuple[str, dict]:
-    """Freeze a lifecycle verb; refuse a transition the state machine does not allow."""
+def _prepare_verb(proposal: Proposal, agent: Agent, payload: dict[str, Any]) -> tuple[str, dict]:
+    """Freeze a lifecycle verb or a system action (fence, revalidate): a reason, no content change.
+
+    A lifecycle transition the state machine does not allow is refused here.
+    """
     proposal.target_memory_id = payload["memory_id"]
     proposal.base_revision = payload["base_revision"]
     proposal.fields = {"reason": payload["reason"]}
@@ -273,18 +274,8 @@ def _prepare_lifecycle(proposal: Proposal, agent: Agent, payload: dict[str, Any]
         return "missing", {}
     if memory.revision != payload["base_revision"]:
         raise BaseRevisionStale(current_revision=memory.revision)
-    next_state(memory.state, proposal.action)
-    return "current", memory.snapshot()
-
-
-def _prepare_system(proposal: Proposal, agent: Agent, payload: dict[str, Any]) -> tuple[str, dict]:
-    """Freeze a fence or a revalidation: no content change, the memory's revision is the base."""
-    proposal.target_memory_id = payload["memory_id"]
-    proposal.base_revision = payload["base_revision"]
-    proposal.fields = {"reason": payload["reason"]}
-    memory = Memory.objects.filter(tenant_id=agent.tenant_id, pk=payload["memory_id"]).first()
-    if memory is None:
-        return "missing", {}
+    if proposal.is_lifecycle:
+        next_state(memory.state, proposal.action)
     return "current", memory.snapshot()
 
 

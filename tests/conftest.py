@@ -14,10 +14,10 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from memory_core.models import Memory
-from reviews.services import record_decision
 from tests.factories import (
     AgentHandle,
     apply_released,
+    approve,
     create_payload,
     make_agent,
     make_evidence,
@@ -130,15 +130,7 @@ def remember(agent):
             else [make_person(f"r-{uuid.uuid4().hex[:6]}", handle.tenant) for _ in range(2)]
         )
         for person in people[: proposal.required_approvals]:
-            record_decision(
-                actor=person,
-                proposal_id=proposal.pk,
-                decision="approve",
-                reason="ok",
-                represented_owner="desk",
-                action_digest=proposal.action_digest,
-                channel="api",
-            )
+            approve(person, proposal)
         assert apply_released(proposal).outcome == "applied"
         return Memory.objects.get(pk=proposal.target_memory_id)
 

@@ -136,3 +136,18 @@ def make_person(username: str, tenant=None, perm: str = "tenancy.decide_proposal
     if tenant is not None:
         assign_perm(perm, user, tenant)
     return user
+
+
+def approve(person, proposal, reason: str = "ok"):
+    """Record one approval of the proposal's current digest through the real service."""
+    from reviews.services import record_decision
+
+    return record_decision(
+        actor=person,
+        proposal_id=proposal.pk,
+        decision="approve",
+        reason=reason,
+        represented_owner="desk",
+        action_digest=proposal.action_digest,
+        channel="api",
+    )

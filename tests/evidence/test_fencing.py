@@ -8,6 +8,7 @@ from proposals.models import Proposal
 from reviews.services import record_decision
 from tests.factories import (
     apply_released,
+    approve,
     create_payload,
     factor_fact,
     make_evidence,
@@ -31,21 +32,9 @@ def backtest(agent):
 def factor_memory(agent, pm, backtest):
     """A factor conclusion, reviewed and applied, resting on the backtest."""
     proposal = submit(agent.agent, create_payload(factor_fact(), [backtest]))
-    _approve(pm, proposal)
+    approve(pm, proposal)
     apply_released(proposal)
     return proposal.target_memory_id
-
-
-def _approve(person, proposal):
-    record_decision(
-        actor=person,
-        proposal_id=proposal.pk,
-        decision="approve",
-        reason="ok",
-        represented_owner="desk",
-        action_digest=proposal.action_digest,
-        channel="api",
-    )
 
 
 def _invalidate(agent, revision, allowed=True):
@@ -95,7 +84,7 @@ def test_corrected_factor_run_goes_back_to_the_pm_and_unfences(agent, api, pm, b
         "review-shared-facts",
     )
     assert revalidation.evidence == [corrected.binding()]
-    _approve(pm, revalidation)
+    approve(pm, revalidation)
     receipt = apply_released(revalidation)
     view = _view(api, factor_memory)
     assert receipt.outcome == "applied" and "unfenced" in receipt.effects

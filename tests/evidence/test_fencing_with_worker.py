@@ -7,23 +7,10 @@ from django.conf import settings
 from evidence.services import add_evidence_revision
 from executor.models import Receipt
 from proposals.models import Proposal
-from reviews.services import record_decision
-from tests.factories import create_payload, factor_fact, make_evidence, make_person, submit
+from tests.factories import approve, create_payload, factor_fact, make_evidence, make_person, submit
 from tests.workers import celery_worker, wait_until
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
-
-
-def _approve(person, proposal):
-    record_decision(
-        actor=person,
-        proposal_id=proposal.pk,
-        decision="approve",
-        reason="checked",
-        represented_owner="desk",
-        action_digest=proposal.action_digest,
-        channel="api",
-    )
 
 
 def test_backtest_invalidation_and_correction_end_to_end(agent, api, tmp_path):
@@ -39,7 +26,7 @@ def test_backtest_invalidation_and_correction_end_to_end(agent, api, tmp_path):
         return api.get(f"/api/v1/memories/{memory_id}/").json().get("memory", {}).get("state")
 
     with celery_worker(tmp_path):
-        _approve(pm, fact)
+        approve(pm, fact)
         wait_until(lambda: state() == "active", what="factor conclusion applied")
         url = f"/api/v1/evidence/{backtest.source_id}/revisions/1/invalidate/"
         assert api.post(url, {"reason": "look-ahead bias"}, format="json").status_code == 200
@@ -50,7 +37,7 @@ def test_backtest_invalidation_and_correction_end_to_end(agent, api, tmp_path):
         )
         add_evidence_revision(source=backtest.source, agent=agent.agent, content={"ic_mean": 0.011})
         revalidation = Proposal.objects.get(action="revalidate", target_memory_id=memory_id)
-        _approve(pm, revalidation)
+        approve(pm, revalidation)
         wait_until(lambda: state() == "active", what="revalidated memory unfenced")
     receipt = Receipt.objects.get(proposal=revalidation)
     assert receipt.outcome == "applied" and receipt.after_revision == 2

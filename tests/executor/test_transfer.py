@@ -9,9 +9,16 @@ from executor.models import Receipt
 from memory_core.models import AccessEvent, Memory
 from proposals.models import Proposal
 from reviews.models import ReviewDecision
-from reviews.services import record_decision
 from tenancy.models import Tenant
-from tests.factories import apply_released, create_payload, factor_fact, make_evidence, make_person, submit
+from tests.factories import (
+    apply_released,
+    approve,
+    create_payload,
+    factor_fact,
+    make_evidence,
+    make_person,
+    submit,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -21,15 +28,7 @@ def populated(agent, api, remember):
     """A tenant with reviewed and automatic memories, an expiry, a denial and audited reads."""
     pm = make_person("pm-export", agent.tenant)
     fact = submit(agent.agent, create_payload(factor_fact(), [make_evidence(agent.agent)]))
-    record_decision(
-        actor=pm,
-        proposal_id=fact.pk,
-        decision="approve",
-        reason="ok",
-        represented_owner="desk",
-        action_digest=fact.action_digest,
-        channel="api",
-    )
+    approve(pm, fact)
     apply_released(fact)
     remember("weekly summaries")
     expiring = remember("short note")

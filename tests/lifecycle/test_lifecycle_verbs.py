@@ -10,9 +10,9 @@ from executor.models import Receipt
 from memory_core.lifecycle import TRANSITIONS, InvalidTransition
 from memory_core.models import Memory
 from proposals.models import Proposal
-from reviews.services import record_decision
 from tests.factories import (
     apply_released,
+    approve,
     create_payload,
     make_evidence,
     make_person,
@@ -47,18 +47,7 @@ def propose(agent, memory, verb, reason="no longer true"):
 
 def drive(agent, memory, verb, reviewers) -> Receipt:
     """Submit a verb, approve it as policy requires, and run the executor on it."""
-    proposal = propose(agent, memory, verb)
-    for reviewer in reviewers[: proposal.required_approvals]:
-        record_decision(
-            actor=reviewer,
-            proposal_id=proposal.pk,
-            decision="approve",
-            reason="ok",
-            represented_owner="desk",
-            action_digest=proposal.action_digest,
-            channel="api",
-        )
-    return apply_released(proposal)
+    return drive_existing(propose(agent, memory, verb), reviewers)
 
 
 @pytest.mark.parametrize("state", STATES)
@@ -95,17 +84,10 @@ def test_restore_needs_review_and_returns_to_active(agent, applied_memory, revie
     assert (applied_memory.state, applied_memory.state_reason) == ("active", "")
 
 
-def drive_existing(proposal, reviewers):
+def drive_existing(proposal, reviewers) -> Receipt:
+    """Approve an existing proposal as policy requires and run the executor on it."""
     for reviewer in reviewers[: proposal.required_approvals]:
-        record_decision(
-            actor=reviewer,
-            proposal_id=proposal.pk,
-            decision="approve",
-            reason="ok",
-            represented_owner="desk",
-            action_digest=proposal.action_digest,
-            channel="api",
-        )
+        approve(reviewer, proposal)
     return apply_released(proposal)
 
 
