@@ -3,7 +3,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint fmt migrate clean
+.PHONY: run test lint fmt migrate clean fuzz faults
 
 $(BIN)/.installed: requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,13 @@ test: $(BIN)/.installed
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/pytest --create-db -m "not browser"
 	DJANGO_ALLOW_ASYNC_UNSAFE=true $(BIN)/pytest -m browser
+
+# Long versions of the hostile-input and fault-injection suites (CI runs short ones).
+fuzz: $(BIN)/.installed
+	CUSTODIAN_FUZZ_EXAMPLES=500 $(BIN)/pytest -p no:cacheprovider tests/fuzz
+
+faults: $(BIN)/.installed
+	CUSTODIAN_FAULT_SCALE=full $(BIN)/pytest -p no:cacheprovider -s tests/faults
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/lint-imports
