@@ -16,6 +16,7 @@ run: $(BIN)/.installed
 	mkdir -p var/broker/queue var/broker/processed
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
+	case "$$DATABASE_URL" in postgres*) $(BIN)/python manage.py setup_db_roles ;; esac
 	bin/run-all
 
 # ruff, import-linter, migrations check, pytest; then the browser tests in their

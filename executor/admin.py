@@ -60,10 +60,10 @@ class OutboxEntryAdmin(ReadOnlyAdmin):
     search_fields = ["=id", "=proposal__id"]
     actions = ["requeue"]
 
-    @admin.action(description="Requeue dead-lettered entries (writes a receipt)")
+    @admin.action(description="Requeue dead-lettered entries (the executor writes their receipts)")
     def requeue(self, request, queryset):
         requeued = 0
-        for entry in queryset.filter(status=OutboxEntry.Status.DEAD):
+        for entry in queryset.filter(status=OutboxEntry.Status.DEAD, requeued_as__isnull=True):
             requeue_dead_entry(entry=entry, requested_by=request.user.get_username())
             requeued += 1
         self.message_user(request, f"Requeued {requeued} dead entries.", messages.SUCCESS)

@@ -32,6 +32,7 @@ class OutboxEntry(models.Model):
     available_at = models.DateTimeField()
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
+    requested_by = models.CharField(max_length=150, blank=True, help_text="Who requeued a dead entry")
     requeued_from = models.OneToOneField(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="requeued_as"
     )

@@ -74,6 +74,8 @@ def _apply(entry_id: Any, executor: dict[str, Any]) -> Receipt:
     if entry.status == OutboxEntry.Status.DONE:
         return entry.receipt
     proposal = Proposal.objects.select_for_update().get(pk=entry.proposal_id)
+    if entry.requeued_from_id:
+        _close_requeued_predecessor(entry, proposal)
     memory = (
         Memory.objects.select_for_update()
         .filter(tenant_id=proposal.tenant_id, pk=proposal.target_memory_id)
@@ -265,33 +267,45 @@ def lease_due_entries(*, limit: int) -> list[Any]:
 
 @transaction.atomic(durable=True)
 def requeue_dead_entry(*, entry: OutboxEntry, requested_by: str) -> OutboxEntry:
-    """Give a dead-lettered entry a fresh successor; the dead one gets a ``requeued`` receipt."""
+    """Give a dead-lettered entry a fresh successor (run from the admin, as the web role).
+
+    Only an outbox row is written here; the executor writes the dead entry's
+    ``requeued`` receipt when it takes the successor, so the web role never
+    needs to write receipts.
+    """
     entry = OutboxEntry.objects.select_for_update().get(pk=entry.pk)
-    if entry.status != OutboxEntry.Status.DEAD:
-        raise ValueError(f"Entry {entry.id} is {entry.status}, only dead entries can be requeued")
+    if entry.status != OutboxEntry.Status.DEAD or OutboxEntry.objects.filter(requeued_from=entry).exists():
+        raise ValueError(f"Entry {entry.id} is {entry.status}; only a dead entry can be requeued, once")
     successor = OutboxEntry.objects.create(
         tenant_id=entry.tenant_id,
         proposal_id=entry.proposal_id,
         action_digest=entry.action_digest,
         available_at=timezone.now(),
         requeued_from=entry,
+        requested_by=requested_by,
     )
-    proposal = entry.proposal
-    append_receipt(
-        tenant_id=entry.tenant_id,
-        proposal=proposal,
-        outbox_entry=entry,
-        outcome=Outcome.REQUEUED,
-        reason=f"requeued by {requested_by} as {successor.id} after: {entry.last_error[:500]}",
-        memory_id=proposal.target_memory_id,
-        action_digest=entry.action_digest,
-        evidence=proposal.evidence,
-        policy_fingerprint=proposal.policy_fingerprint,
-        executor={"requested_by": requested_by},
-    )
-    entry.status = OutboxEntry.Status.DONE
-    entry.save(update_fields=["status", "updated_at"])
     from executor.receivers import nudge
 
     transaction.on_commit(lambda: nudge(successor.id))
     return successor
+
+
+def _close_requeued_predecessor(entry: OutboxEntry, proposal: Proposal) -> None:
+    """Write the ``requeued`` receipt of the dead entry this one replaces (once)."""
+    dead = OutboxEntry.objects.select_for_update().get(pk=entry.requeued_from_id)
+    if dead.status == OutboxEntry.Status.DONE:
+        return
+    append_receipt(
+        tenant_id=dead.tenant_id,
+        proposal=proposal,
+        outbox_entry=dead,
+        outcome=Outcome.REQUEUED,
+        reason=f"requeued by {entry.requested_by} as {entry.id} after: {dead.last_error[:500]}",
+        memory_id=proposal.target_memory_id,
+        action_digest=dead.action_digest,
+        evidence=proposal.evidence,
+        policy_fingerprint=proposal.policy_fingerprint,
+        executor={"requested_by": entry.requested_by},
+    )
+    dead.status = OutboxEntry.Status.DONE
+    dead.save(update_fields=["status", "updated_at"])

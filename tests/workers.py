@@ -14,20 +14,26 @@ from django.db import connection
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
-def test_database_url() -> str:
-    """Return a URL for the database this test session uses (``test_…``)."""
+def test_database_url(role: str | None = None) -> str:
+    """Return a URL for the database this test session uses (``test_…``), as ``role`` if given."""
     db = connection.settings_dict
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
+    auth = role or db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
     return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
 @contextlib.contextmanager
 def celery_worker(tmp_path: Path, *, beat: bool = False, concurrency: int = 2) -> Iterator[subprocess.Popen]:
-    """Start ``celery worker`` (optionally with beat) as a subprocess; stop it on exit."""
+    """Start ``celery worker`` (optionally with beat) as a subprocess; stop it on exit.
+
+    The worker connects as the least-privilege ``custodian_executor`` role, as in production.
+    """
+    from django.core.management import call_command
+
+    call_command("setup_db_roles", verbosity=0)
     log_path = tmp_path / "worker.log"
     env = {
         **os.environ,
-        "DATABASE_URL": test_database_url(),
+        "DATABASE_URL": test_database_url("custodian_executor"),
         "REDIS_URL": settings.CELERY_BROKER_URL,
         "CUSTODIAN_SWEEP_SECONDS": "1",
     }

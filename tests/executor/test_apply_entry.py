@@ -155,8 +155,8 @@ def test_requeue_of_a_dead_entry_writes_its_own_receipt_and_then_applies(agent):
     entry = OutboxEntry.objects.get(proposal=proposal)
     OutboxEntry.objects.filter(pk=entry.pk).update(status=OutboxEntry.Status.DEAD, last_error="boom")
     successor = requeue_dead_entry(entry=entry, requested_by="auditor")
-    requeue_receipt = Receipt.objects.get(outbox_entry=entry)
     applied = apply_entry(entry_id=successor.id, executor=WORKER)
+    requeue_receipt = Receipt.objects.get(outbox_entry=entry)
     assert requeue_receipt.outcome == Receipt.Outcome.REQUEUED
     assert "auditor" in requeue_receipt.reason
     assert applied.outcome == Receipt.Outcome.APPLIED and applied.seq == requeue_receipt.seq + 1
