@@ -196,6 +196,11 @@ CELERY_BEAT_SCHEDULE = {
     "retention-sweep": {"task": "executor.retention_sweep", "schedule": timedelta(minutes=1)},
 }
 
+# Ed25519 key (base64, 32 bytes) that signs receipt-chain checkpoints; keep it out of the database.
+# Verifiers may hold only the public key.
+CUSTODIAN_CHECKPOINT_KEY = os.environ.get("CUSTODIAN_CHECKPOINT_KEY", "")
+CUSTODIAN_CHECKPOINT_PUBLIC_KEY = os.environ.get("CUSTODIAN_CHECKPOINT_PUBLIC_KEY", "")
+
 # Executor tuning: how long a dispatched entry is leased before the sweep may
 # hand it out again, and how many attempts before it is dead-lettered.
 CUSTODIAN_OUTBOX_LEASE_SECONDS = int(os.environ.get("CUSTODIAN_OUTBOX_LEASE_SECONDS", 120))

@@ -2,6 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from executor.audit import memory_problems
 from executor.chain import verify_chain
+from executor.checkpoints import read_checkpoints, verify_checkpoint
 from tenancy.models import Tenant
 
 
@@ -13,8 +14,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--tenant", help="Only this tenant (name)")
+        parser.add_argument(
+            "--checkpoint", help="A file written by checkpoint_receipts: prove each chain extends it"
+        )
 
-    def handle(self, *args, tenant=None, **options):
+    def handle(self, *args, tenant=None, checkpoint=None, **options):
         tenants = Tenant.objects.order_by("name")
         if tenant:
             tenants = tenants.filter(name=tenant)
@@ -33,5 +37,14 @@ class Command(BaseCommand):
                 self.stderr.write(f"BROKEN {row.name}: {problem}")
             if not problems:
                 self.stdout.write(f"ok {row.name}: {count} receipts verified, memories match")
+        for signed in read_checkpoints(checkpoint) if checkpoint else []:
+            if tenant and signed["tenant"] != tenant:
+                continue
+            problem = verify_checkpoint(signed)
+            if problem:
+                broken.append(f"{signed['tenant']}: {problem}")
+                self.stderr.write(f"BROKEN {signed['tenant']}: {problem}")
+            else:
+                self.stdout.write(f"ok {signed['tenant']}: extends the checkpoint at seq {signed['seq']}")
         if broken:
             raise CommandError(f"{len(broken)} problem(s); first: {broken[0]}")

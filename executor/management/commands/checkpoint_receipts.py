@@ -1,0 +1,25 @@
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from core.errors import DomainError
+from executor.checkpoints import sign_checkpoints
+
+
+class Command(BaseCommand):
+    help = (
+        "Sign every tenant's receipt-chain head (Ed25519) and append it to a file kept outside the database."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--output", required=True, help="Checkpoint file (JSON Lines, appended)")
+
+    def handle(self, *args, output, **options):
+        try:
+            checkpoints = sign_checkpoints()
+        except DomainError as exc:
+            raise CommandError(exc.title) from None
+        with open(output, "a", encoding="utf-8") as out:
+            for checkpoint in checkpoints:
+                out.write(json.dumps(checkpoint) + "\n")
+        self.stdout.write(f"Signed {len(checkpoints)} chain head(s) into {output}")
