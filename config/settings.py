@@ -51,6 +51,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "core.middleware.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -106,6 +107,11 @@ LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/review/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
+# Requests per credential (token, session or anonymous address); login attempts per name and address.
+CUSTODIAN_API_RATE = os.environ.get("CUSTODIAN_API_RATE", "1200/min")
+CUSTODIAN_LOGIN_ATTEMPTS = int(os.environ.get("CUSTODIAN_LOGIN_ATTEMPTS", 5))
+CUSTODIAN_LOGIN_LOCKOUT_SECONDS = int(os.environ.get("CUSTODIAN_LOGIN_LOCKOUT_SECONDS", 900))
+
 # Bodies above this size are refused with 413 before they are parsed.
 CUSTODIAN_MAX_BODY_BYTES = int(os.environ.get("CUSTODIAN_MAX_BODY_BYTES", 256 * 1024))
 CUSTODIAN_MAX_JSON_DEPTH = 20
@@ -128,6 +134,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "core.api.problems.problem_exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["tenancy.throttling.TokenRateThrottle"],
     "UNAUTHENTICATED_USER": None,
 }
 
@@ -153,6 +160,25 @@ SPECTACULAR_SETTINGS = {
         "ProposalActionEnum": "proposals.models.Proposal.Action",
         "AccessActionEnum": "memory_core.models.AccessEvent.Action",
     },
+}
+
+# The cache holds throttle counters, so every process must share it: Redis when
+# configured (a database of its own, never the broker's), else this process's memory.
+CACHE_URL = os.environ.get("CACHE_URL")
+if not CACHE_URL and os.environ.get("REDIS_URL"):
+    _redis = os.environ["REDIS_URL"].rstrip("/")
+    _head, _, _db = _redis.rpartition("/")
+    CACHE_URL = f"{_head}/{(int(_db) + 1) % 16}" if _db.isdigit() and _head.count("/") >= 2 else f"{_redis}/1"
+CACHES = {
+    "default": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+            "KEY_PREFIX": "custodian",
+        }
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
 }
 
 # --- Celery -----------------------------------------------------------------
@@ -200,6 +226,9 @@ CELERY_BEAT_SCHEDULE = {
 # Verifiers may hold only the public key.
 CUSTODIAN_CHECKPOINT_KEY = os.environ.get("CUSTODIAN_CHECKPOINT_KEY", "")
 CUSTODIAN_CHECKPOINT_PUBLIC_KEY = os.environ.get("CUSTODIAN_CHECKPOINT_PUBLIC_KEY", "")
+
+# Bearer tokens expire after this many days unless issued with --expires-days (0: never).
+CUSTODIAN_TOKEN_TTL_DAYS = int(os.environ.get("CUSTODIAN_TOKEN_TTL_DAYS", 90))
 
 # Executor tuning: how long a dispatched entry is leased before the sweep may
 # hand it out again, and how many attempts before it is dead-lettered.

@@ -8,6 +8,7 @@ from executor.api import ReceiptDetailApi, ReceiptListApi
 from memory_core.api import MemoryDetailApi, RecallSearchApi
 from proposals.api import ProposalAmendApi, ProposalCollectionApi, ProposalDetailApi, ProposalWithdrawApi
 from reviews.api import AuditEventListApi, DecisionCreateApi, ReviewQueueApi
+from reviews.views import ThrottledLoginView
 
 api_v1 = [
     path("evidence/", EvidenceRegisterApi.as_view(), name="evidence-register"),
@@ -42,6 +43,7 @@ api_v1 = [
 urlpatterns = [
     path("", RedirectView.as_view(url="/review/", permanent=False)),
     path("admin/", admin.site.urls),
+    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("review/", include("reviews.urls")),
     path("review/", include("executor.urls")),

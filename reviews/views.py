@@ -2,8 +2,11 @@
 
 import json
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import LoginView
+from django.core.cache import cache
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -162,3 +165,30 @@ def _panel_context(request, proposal, *, form=None, error=None) -> dict:
         "error": error,
         "form": form if form is not None and error else DecisionForm(initial=initial),
     }
+
+
+class ThrottledLoginView(LoginView):
+    """Django's login, refusing one name from one address after repeated failures for a while."""
+
+    def post(self, request, *args, **kwargs):
+        if cache.get(self._key(), 0) >= settings.CUSTODIAN_LOGIN_ATTEMPTS:
+            form = self.get_form()
+            form.is_valid()  # populate cleaned fields for the template, without counting a new failure
+            form.errors.clear()
+            form.add_error(None, "Too many failed sign-ins. Try again later.")
+            return self.render_to_response(self.get_context_data(form=form), status=429)
+        return super().post(request, *args, **kwargs)
+
+    def form_invalid(self, form):
+        key = self._key()
+        cache.add(key, 0, timeout=settings.CUSTODIAN_LOGIN_LOCKOUT_SECONDS)
+        cache.incr(key)
+        return super().form_invalid(form)
+
+    def form_valid(self, form):
+        cache.delete(self._key())
+        return super().form_valid(form)
+
+    def _key(self) -> str:
+        name = str(self.request.POST.get("username", ""))[:150].lower()
+        return f"login-failures:{name}:{self.request.META.get('REMOTE_ADDR', '')}"

@@ -5,6 +5,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 class Tenant(models.Model):
@@ -62,7 +63,11 @@ class Agent(models.Model):
 
 class TokenQuerySet(models.QuerySet):
     def active(self):
-        return self.filter(revoked_at__isnull=True)
+        """Tokens neither revoked nor expired."""
+        now = timezone.now()
+        return self.filter(revoked_at__isnull=True).filter(
+            models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=now)
+        )
 
 
 class BearerToken(models.Model):
@@ -79,6 +84,7 @@ class BearerToken(models.Model):
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
     hint = models.CharField(max_length=12, editable=False, help_text="First characters, to tell tokens apart")
     created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     objects = TokenQuerySet.as_manager()

@@ -1,8 +1,10 @@
 """Tenancy owns tenants, agents and agent tokens."""
 
 import secrets
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -39,22 +41,34 @@ def get_tenant(*, name: str) -> Tenant:
 
 
 @transaction.atomic
-def issue_agent_token(*, tenant: Tenant, agent_name: str) -> tuple[AgentToken, str]:
+def issue_agent_token(
+    *, tenant: Tenant, agent_name: str, expires_in_days: int | None = None
+) -> tuple[AgentToken, str]:
     """Create the agent if needed and issue a new token; return it and the raw key.
 
     The raw key is returned once and never stored.
     """
     agent, _ = Agent.objects.get_or_create(tenant=tenant, name=agent_name)
     raw_key = _new_key(AgentToken)
-    token = AgentToken.objects.create(agent=agent, key_hash=AgentToken.hash_key(raw_key), hint=raw_key[:12])
+    token = AgentToken.objects.create(
+        agent=agent,
+        key_hash=AgentToken.hash_key(raw_key),
+        hint=raw_key[:12],
+        expires_at=_expiry(expires_in_days),
+    )
     return token, raw_key
 
 
 @transaction.atomic
-def issue_user_token(*, user) -> tuple[UserToken, str]:
+def issue_user_token(*, user, expires_in_days: int | None = None) -> tuple[UserToken, str]:
     """Issue a personal API token for a person (reviewers use it on the REST endpoints)."""
     raw_key = _new_key(UserToken)
-    token = UserToken.objects.create(user=user, key_hash=UserToken.hash_key(raw_key), hint=raw_key[:12])
+    token = UserToken.objects.create(
+        user=user,
+        key_hash=UserToken.hash_key(raw_key),
+        hint=raw_key[:12],
+        expires_at=_expiry(expires_in_days),
+    )
     return token, raw_key
 
 
@@ -73,6 +87,12 @@ def system_agent(*, tenant_id) -> Agent:
         tenant_id=tenant_id, name=SYSTEM_AGENT_NAME, defaults={"is_system": True}
     )
     return agent
+
+
+def _expiry(days: int | None):
+    """Tokens expire after ``days`` (default ``CUSTODIAN_TOKEN_TTL_DAYS``; 0 means never)."""
+    days = settings.CUSTODIAN_TOKEN_TTL_DAYS if days is None else days
+    return timezone.now() + timedelta(days=days) if days else None
 
 
 def _new_key(token_class: type[BearerToken]) -> str:

@@ -135,3 +135,11 @@ def remember(agent):
         return Memory.objects.get(pk=proposal.target_memory_id)
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Throttle counters live in the cache; every test starts with none."""
+    from django.core.cache import cache
+
+    cache.clear()

@@ -8,12 +8,15 @@ class Command(BaseCommand):
     help = "Issue an API token for an agent (created if new). The token is printed once."
 
     def add_arguments(self, parser):
+        parser.add_argument("--expires-days", type=int, default=None, help="Days until it expires (0: never)")
         parser.add_argument("--tenant", required=True)
         parser.add_argument("--agent", required=True)
 
-    def handle(self, *args, tenant, agent, **options):
+    def handle(self, *args, expires_days=None, tenant, agent, **options):
         try:
-            token, raw_key = issue_agent_token(tenant=get_tenant(name=tenant), agent_name=agent)
+            token, raw_key = issue_agent_token(
+                tenant=get_tenant(name=tenant), agent_name=agent, expires_in_days=expires_days
+            )
         except DomainError as exc:
             raise CommandError(exc.detail) from None
         self.stderr.write(f"Token for {token.agent} (shown once, store it now):")

@@ -1,0 +1,23 @@
+"""Per-credential request throttling (needs the shared Redis cache to hold across processes)."""
+
+from django.conf import settings
+from rest_framework.throttling import SimpleRateThrottle
+
+
+class TokenRateThrottle(SimpleRateThrottle):
+    """Limit each token (or session user, or anonymous address) to ``CUSTODIAN_API_RATE``."""
+
+    scope = "token"
+
+    def get_rate(self):
+        return settings.CUSTODIAN_API_RATE
+
+    def get_cache_key(self, request, view):
+        token = getattr(request.auth, "pk", None)
+        if token is not None:
+            ident = f"token:{token}"
+        elif getattr(request.user, "is_authenticated", False):
+            ident = f"user:{request.user.pk}"
+        else:
+            ident = f"anon:{self.get_ident(request)}"
+        return f"throttle:{ident}"
