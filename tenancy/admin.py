@@ -1,7 +1,8 @@
 from django.contrib import admin
 from guardian.admin import GuardedModelAdmin
 
-from tenancy.models import Agent, AgentToken, Tenant, UserToken
+from core.admin import ReadOnlyAdmin
+from tenancy.models import Agent, AgentToken, DeniedRequest, Tenant, UserToken
 
 
 @admin.register(Tenant)
@@ -43,3 +44,22 @@ class UserTokenAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
+
+
+@admin.register(DeniedRequest)
+class DeniedRequestAdmin(ReadOnlyAdmin):
+    list_display = [
+        "created_at",
+        "status",
+        "code",
+        "method",
+        "path",
+        "tenant",
+        "agent",
+        "user",
+        "remote_addr",
+    ]
+    list_filter = ["status", "tenant", "created_at"]
+    list_select_related = ["tenant", "agent", "user"]
+    search_fields = ["path"]
+    date_hierarchy = "created_at"

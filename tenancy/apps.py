@@ -6,4 +6,4 @@ class TenancyConfig(AppConfig):
     verbose_name = "Tenants and agent credentials"
 
     def ready(self) -> None:
-        from tenancy import schema  # noqa: F401  (registers the OpenAPI auth extension)
+        from tenancy import receivers, schema  # noqa: F401  (audit receiver, OpenAPI auth extension)

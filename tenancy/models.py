@@ -7,6 +7,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from core.models import AppendOnlyModel
+
 
 class Tenant(models.Model):
     """A workspace. Every governed row belongs to exactly one tenant."""
@@ -121,3 +123,33 @@ class UserToken(BearerToken):
 
     def __str__(self) -> str:
         return f"{self.user} {self.hint}…"
+
+
+class DeniedRequest(AppendOnlyModel):
+    """A refused request (401, 403, 404, 429), kept for the audit trail.
+
+    The tenant and principal come from the credential, when there was one;
+    a 404 for another tenant's id is recorded here like any other.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    tenant = models.ForeignKey(Tenant, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    agent = models.ForeignKey(Agent, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    method = models.CharField(max_length=10)
+    path = models.CharField(max_length=500)
+    status = models.PositiveSmallIntegerField()
+    code = models.CharField(max_length=64)
+    remote_addr = models.GenericIPAddressField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["tenant", "-created_at"], name="denied_tenant_idx"),
+            models.Index(fields=["-created_at"], name="denied_recent_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.status} {self.method} {self.path}"

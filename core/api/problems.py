@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 from core.errors import DomainError
+from core.signals import request_denied
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +46,28 @@ def problem_response(status: int, code: str, title: str, detail: str = "", **ext
 
 def problem_exception_handler(exc, context):
     """DRF exception handler: domain, DRF, Django and database errors to problem+json."""
+    response = _problem_for(exc)
+    request = context.get("request")
+    if response is not None and request is not None:
+        announce_denial(
+            getattr(request, "_request", request), response.status_code, response.data.get("code", "")
+        )
+    return response
+
+
+DENIED_STATUSES = {401, 403, 404, 429}
+
+
+def announce_denial(request, status: int, code: str) -> None:
+    """Let the audit trail record a refused request (never fails the response)."""
+    if status in DENIED_STATUSES:
+        try:
+            request_denied.send(sender=None, request=request, status=status, code=code)
+        except DatabaseError:
+            logger.warning("could not audit a denied request to %s", request.path)
+
+
+def _problem_for(exc):
     set_rollback()
     if isinstance(exc, DomainError):
         return problem_response(exc.status, exc.code, exc.title, exc.detail, **exc.extra)
@@ -87,6 +110,7 @@ def not_found_handler(request, exception=None):
     from django.http import JsonResponse
     from django.views.defaults import page_not_found
 
+    announce_denial(request, 404, "not_found")
     if not _is_api(request):
         return page_not_found(request, exception)
     body = {
