@@ -1,4 +1,4 @@
-"""Concurrent identical submissions with one Idempotency-Key create one proposal."""
+"""Fifty concurrent identical submissions with one Idempotency-Key create one proposal."""
 
 from concurrent.futures import ThreadPoolExecutor
 
@@ -24,7 +24,7 @@ def test_parallel_identical_submissions_make_one_proposal(agent):
             connection.close()
 
     with ThreadPoolExecutor(max_workers=8) as pool:
-        results = list(pool.map(post, range(24)))
+        results = list(pool.map(post, range(50)))
     assert {status for status, _ in results} == {201}
     assert len({proposal_id for _, proposal_id in results}) == 1
     assert Proposal.objects.count() == 1
