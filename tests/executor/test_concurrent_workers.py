@@ -63,5 +63,5 @@ def test_conflicting_updates_apply_exactly_once_per_base_revision(
     call_command("verify_receipts")
     with capsys.disabled():
         print(
-            f"\n  {total} conflicting updates: submitted in {submitted:.1f}s, drained by 4 workers in {drained:.1f}s"
+            f"\n  {total} conflicting updates: submitted {submitted:.1f}s, 4 workers drained {drained:.1f}s"
         )
