@@ -7,7 +7,6 @@ executor may import (an import-linter contract enforces it).
 import uuid
 
 from django.db import models
-from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
 from core.canonical import digest
@@ -138,11 +137,6 @@ class Memory(models.Model):
     def is_fenced(self) -> bool:
         """True while the memory rests on invalidated evidence (set by ``with_fence``)."""
         return bool(getattr(self, "fenced", False))
-
-    @property
-    def is_past_ttl(self) -> bool:
-        """True once ``expires_at`` has passed, even before the retention sweep expires it."""
-        return self.expires_at is not None and self.expires_at <= timezone.now()
 
     @property
     def content_hash(self) -> str:

@@ -182,10 +182,6 @@ class Proposal(models.Model):
         return self.action in self.LIFECYCLE_ACTIONS
 
     @property
-    def is_open(self) -> bool:
-        return self.status in self.OPEN_STATUSES
-
-    @property
     def risk_level(self) -> str:
         return (self.policy_context or {}).get("risk_level") or "unspecified"
 

@@ -98,10 +98,6 @@ class BearerToken(models.Model):
     def hash_key(raw_key: str) -> str:
         return hashlib.sha256(raw_key.encode()).hexdigest()
 
-    @property
-    def is_revoked(self) -> bool:
-        return self.revoked_at is not None
-
 
 class AgentToken(BearerToken):
     """An agent's token: bound to one agent, hence to one tenant."""
