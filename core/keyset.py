@@ -14,6 +14,8 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 
+from core.api.pagination import plausible_timestamp
+
 
 @dataclass(frozen=True)
 class KeysetPage:
@@ -68,10 +70,17 @@ def _encode(values: list) -> str:
 
 
 def _decode(cursor: str | None, length: int) -> list | None:
+    """Return the cursor's values, or None for anything this module did not write."""
     if not cursor:
         return None
     try:
         values = json.loads(base64.urlsafe_b64decode(cursor.encode()))
     except ValueError:
         return None
-    return values if isinstance(values, list) and len(values) == length else None
+    if not isinstance(values, list) or len(values) != length:
+        return None
+    for value in values:
+        looks_like_time = isinstance(value, str) and len(value) >= 19 and value[4:5] == "-" and "T" in value
+        if looks_like_time and plausible_timestamp(value) is None:
+            return None
+    return values

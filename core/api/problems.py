@@ -8,7 +8,7 @@ import logging
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import DatabaseError, OperationalError
+from django.db import DatabaseError, DataError, OperationalError
 from django.http import Http404
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
@@ -79,6 +79,8 @@ def _problem_for(exc):
         exc = drf.PermissionDenied()
     elif isinstance(exc, DjangoValidationError):
         exc = drf.ValidationError(exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
+    elif isinstance(exc, DataError):  # a value the database cannot hold came from the request
+        return problem_response(400, "invalid_value", "A value is out of range for storage")
     elif isinstance(exc, OperationalError):
         logger.warning("database unavailable: %s", exc)
         return problem_response(503, "service_unavailable", "Database unavailable, retry later")
