@@ -153,6 +153,10 @@ SPECTACULAR_SETTINGS = {
         "securitySchemes": {"AgentToken": {"type": "http", "scheme": "bearer", "description": "Agent token"}}
     },
     "SECURITY": [{"AgentToken": []}],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "core.api.openapi.add_problem_responses",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "EvidenceKindEnum": "evidence.models.EvidenceSource.Kind",
         "SubjectKindEnum": "memory_core.models.Memory.SubjectKind",
