@@ -61,6 +61,9 @@ def _claim(entry_id: Any) -> bool:
         entry.save(update_fields=["status", "lease_expires_at", "updated_at"])
         logger.error("outbox entry %s dead-lettered after %s attempts", entry.id, entry.attempts)
         return False
+    if entry.requeued_from_id:
+        # Here, not in the apply step: the receipt must survive a successor that fails too.
+        _close_requeued_predecessor(entry, Proposal.objects.get(pk=entry.proposal_id))
     entry.attempts += 1
     entry.status = OutboxEntry.Status.DISPATCHED
     entry.lease_expires_at = now + timedelta(seconds=settings.CUSTODIAN_OUTBOX_LEASE_SECONDS)
@@ -74,8 +77,6 @@ def _apply(entry_id: Any, executor: dict[str, Any]) -> Receipt:
     if entry.status == OutboxEntry.Status.DONE:
         return entry.receipt
     proposal = Proposal.objects.select_for_update().get(pk=entry.proposal_id)
-    if entry.requeued_from_id:
-        _close_requeued_predecessor(entry, proposal)
     memory = (
         Memory.objects.select_for_update()
         .filter(tenant_id=proposal.tenant_id, pk=proposal.target_memory_id)

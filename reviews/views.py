@@ -1,6 +1,7 @@
 """The review UI: thin views over the selectors and services, rendered with htmx fragments."""
 
 import json
+from contextlib import suppress
 
 from django.conf import settings
 from django.contrib import messages
@@ -10,6 +11,7 @@ from django.core.cache import cache
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
+from redis.exceptions import RedisError
 
 from core.errors import DomainError
 from core.keyset import keyset_page
@@ -171,7 +173,7 @@ class ThrottledLoginView(LoginView):
     """Django's login, refusing one name from one address after repeated failures for a while."""
 
     def post(self, request, *args, **kwargs):
-        if cache.get(self._key(), 0) >= settings.CUSTODIAN_LOGIN_ATTEMPTS:
+        if self._failures() >= settings.CUSTODIAN_LOGIN_ATTEMPTS:
             form = self.get_form()
             form.is_valid()  # populate cleaned fields for the template, without counting a new failure
             form.errors.clear()
@@ -181,13 +183,21 @@ class ThrottledLoginView(LoginView):
 
     def form_invalid(self, form):
         key = self._key()
-        cache.add(key, 0, timeout=settings.CUSTODIAN_LOGIN_LOCKOUT_SECONDS)
-        cache.incr(key)
+        with suppress(RedisError, OSError):  # no cache, no lockout: never lock everyone out
+            cache.add(key, 0, timeout=settings.CUSTODIAN_LOGIN_LOCKOUT_SECONDS)
+            cache.incr(key)
         return super().form_invalid(form)
 
     def form_valid(self, form):
-        cache.delete(self._key())
+        with suppress(RedisError, OSError):
+            cache.delete(self._key())
         return super().form_valid(form)
+
+    def _failures(self) -> int:
+        try:
+            return cache.get(self._key(), 0)
+        except (RedisError, OSError):
+            return 0
 
     def _key(self) -> str:
         name = str(self.request.POST.get("username", ""))[:150].lower()

@@ -1,0 +1,65 @@
+"""Scenario 1: SIGKILL the executor worker (its whole process group, embedded beat included)
+at random moments while it drains released auto-apply proposals, restarting it each time."""
+
+import os
+import random
+import time
+
+import pytest
+
+from tests.faults.harness import assert_applied_exactly_once, scaled, wait_until
+
+pytestmark = pytest.mark.faults
+
+PROPOSALS = scaled(300, 3000)
+KILLS = scaled(6, 30)
+
+
+def test_sigkilled_workers_apply_every_proposal_exactly_once(make_stack):
+    seed = int(os.environ.get("CUSTODIAN_FAULT_SEED", time.time_ns() % 1_000_000))
+    rng = random.Random(seed)
+    stack = make_stack(max_attempts=25)  # a kill costs an entry an attempt; never dead-letter here
+    stack.helper("setup")
+    created = stack.helper("submit", "--count", str(PROPOSALS), "--tag", "kill")
+    print(f"\n[faults] seed {seed}: {PROPOSALS} proposals submitted in {created['seconds']}s")
+
+    started = time.monotonic()
+    worker = stack.worker()
+    kills: list[tuple[int, str]] = []
+    while len(kills) < KILLS:
+        done = stack.receipts()
+        remaining = PROPOSALS - done
+        assert remaining > 0, f"drained after only {len(kills)} kills; the kill pacing is wrong"
+        if rng.random() < 0.25:
+            # Kill while the worker boots or takes its first messages (before it has applied anything).
+            time.sleep(rng.uniform(0.3, 2.5))
+            moment = "during start-up"
+        else:
+            # Kill after a random amount of progress, spread so that every kill lands mid-drain.
+            budget = max(1, remaining // (KILLS - len(kills) + 1))
+            target = done + rng.randint(1, budget)
+            wait_until(
+                lambda target=target: stack.receipts() >= target,
+                timeout=120,
+                interval=0.02,
+                what=f"{target} receipts before kill {len(kills) + 1}",
+            )
+            time.sleep(rng.uniform(0, 0.05))
+            moment = "mid-drain"
+        worker.kill()
+        kills.append((stack.receipts(), moment))
+        worker = stack.worker()
+
+    stack.wait_for_receipts(PROPOSALS, timeout=scaled(240, 1500))
+    duration = time.monotonic() - started
+    worker.stop()
+
+    numbers = assert_applied_exactly_once(stack, expected=PROPOSALS)
+    verified = stack.verify_receipts()
+    print(
+        f"[faults] scenario 1 (worker SIGKILL): {len(kills)} kills, {PROPOSALS} proposals, drained in"
+        f" {duration:.1f}s; receipts at each kill {[k for k, _ in kills]};"
+        f" {sum(m == 'during start-up' for _, m in kills)} kills during start-up;"
+        f" {numbers['retried_entries']} entries needed more than one attempt (max {numbers['max_attempts']});"
+        f" verify_receipts: {verified}"
+    )
