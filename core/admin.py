@@ -4,30 +4,25 @@ from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyMixin:
+    """Never add, change or delete rows through the admin."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class ReadOnlyAdmin(ReadOnlyMixin, admin.ModelAdmin):
     """An admin that shows rows but never adds, changes or deletes them."""
 
-    def has_add_permission(self, request):
-        return False
 
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-class ReadOnlyHistoryAdmin(SimpleHistoryAdmin):
+class ReadOnlyHistoryAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
     """Show a row and its simple-history, but never add, change, delete or revert it."""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     def revert_disabled(self, request, obj=None):
         return True

@@ -20,7 +20,7 @@ from evidence.models import EvidenceRevision
 from evidence.selectors import revisions_for_bindings
 from memory_core.content import validate_content, validate_retention
 from memory_core.lifecycle import next_state
-from memory_core.models import Memory
+from memory_core.models import Memory, MemoryEvidence
 from memory_core.selectors import active_memories_with_dedupe_key
 from proposals.errors import (
     AmendmentChangesTarget,
@@ -480,15 +480,16 @@ def propose_revalidations(new_revision: EvidenceRevision) -> list[Proposal]:
         source_id=new_revision.source_id, status=EvidenceRevision.Status.INVALIDATED
     ).values_list("id", flat=True)
     agent = system_agent(tenant_id=new_revision.tenant_id)
+    memories = _memories_resting_on(revision_ids=list(invalidated))
+    current = {memory.id: memory.revision for memory in memories}
+    kept_by_memory: dict = {memory.id: [] for memory in memories}
+    for link in MemoryEvidence.objects.filter(memory_id__in=current).select_related("evidence_revision"):
+        same_source = link.evidence_revision.source_id == new_revision.source_id
+        if link.memory_revision == current[link.memory_id] and not same_source:
+            kept_by_memory[link.memory_id].append(link.evidence_revision.binding())
     proposals = []
-    for memory in _memories_resting_on(revision_ids=list(invalidated)):
-        kept = [
-            link.evidence_revision.binding()
-            for link in memory.evidence_links.filter(memory_revision=memory.revision).select_related(
-                "evidence_revision"
-            )
-            if link.evidence_revision.source_id != new_revision.source_id
-        ]
+    for memory in memories:
+        kept = kept_by_memory[memory.id]
         proposals.append(
             _system_proposal(
                 agent,

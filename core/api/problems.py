@@ -9,7 +9,8 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DatabaseError, DataError, OperationalError
-from django.http import Http404
+from django.http import Http404, JsonResponse
+from django.views.defaults import page_not_found, server_error
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
@@ -109,32 +110,20 @@ def _is_api(request) -> bool:
 
 def not_found_handler(request, exception=None):
     """handler404: problem+json under /api/, Django's page elsewhere."""
-    from django.http import JsonResponse
-    from django.views.defaults import page_not_found
-
     announce_denial(request, 404, "not_found")
     if not _is_api(request):
         return page_not_found(request, exception)
-    body = {
-        "type": "urn:custodian:problem:not_found",
-        "title": "Not found",
-        "status": 404,
-        "code": "not_found",
-    }
-    return JsonResponse(body, status=404, content_type=PROBLEM_CONTENT_TYPE)
+    return _plain_problem(404, "not_found", "Not found")
 
 
 def server_error_handler(request):
     """handler500: problem+json under /api/ (the traceback goes to the log only)."""
-    from django.http import JsonResponse
-    from django.views.defaults import server_error
-
     if not _is_api(request):
         return server_error(request)
-    body = {
-        "type": "urn:custodian:problem:server_error",
-        "title": "Internal error",
-        "status": 500,
-        "code": "server_error",
-    }
-    return JsonResponse(body, status=500, content_type=PROBLEM_CONTENT_TYPE)
+    return _plain_problem(500, "server_error", "Internal error")
+
+
+def _plain_problem(status: int, code: str, title: str) -> JsonResponse:
+    """A problem+json response outside DRF (the URL resolver's own 404 and 500)."""
+    body = {"type": f"urn:custodian:problem:{code}", "title": title, "status": status, "code": code}
+    return JsonResponse(body, status=status, content_type=PROBLEM_CONTENT_TYPE)
