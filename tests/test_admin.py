@@ -156,3 +156,30 @@ def test_requeue_action_skips_entries_that_are_not_dead(admin_client, agent):
     assert not Receipt.objects.filter(outbox_entry=pending).exists()
     assert not OutboxEntry.objects.filter(requeued_from=pending).exists()
     assert OutboxEntry.objects.get(pk=pending.pk).status == OutboxEntry.Status.PENDING
+
+
+def test_injected_markup_is_escaped_in_the_admin(admin_client, agent):
+    from tests.factories import apply_released
+
+    script = "<script>alert('x')</script>"
+    payload = create_payload(user_preference(content={"statement": script}), [make_evidence(agent.agent)])
+    payload["rationale"] = "<img src=x onerror=alert(1)>"
+    proposal = submit(agent.agent, payload)
+    apply_released(proposal)
+    for url in [
+        f"/admin/memory_core/memory/{proposal.target_memory_id}/change/",
+        f"/admin/proposals/proposal/{proposal.pk}/change/",
+        "/admin/proposals/proposal/",
+    ]:
+        html = admin_client.get(url).content.decode()
+        assert script not in html and "<img src=x" not in html
+
+
+def test_path_traversal_in_evidence_refs_is_just_text(agent, api):
+    ref = "../../../../etc/passwd"
+    response = api.post(
+        "/api/v1/evidence/", {"kind": "document", "external_ref": ref, "content": {}}, format="json"
+    )
+    assert response.status_code == 201
+    detail = api.get(f"/api/v1/evidence/{response.json()['evidence_id']}/").json()
+    assert detail["external_ref"] == ref
