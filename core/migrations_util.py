@@ -1,0 +1,32 @@
+"""Migration building blocks shared by the apps."""
+
+from django.db import migrations
+
+
+def append_only_trigger(table: str) -> migrations.RunPython:
+    """Return an operation that makes ``table`` refuse UPDATE and DELETE in PostgreSQL.
+
+    TRUNCATE is left to privileges (the application roles do not hold it),
+    since test runs flush tables with it. SQLite relies on the ORM guard.
+    """
+    function = f"{table}_append_only"
+    up = f"""
+CREATE OR REPLACE FUNCTION {function}() RETURNS trigger AS $$
+BEGIN
+    RAISE EXCEPTION USING MESSAGE = '{table} is append-only (' || TG_OP || ' refused)';
+END;
+$$ LANGUAGE plpgsql;
+CREATE TRIGGER {function} BEFORE UPDATE OR DELETE ON {table}
+    FOR EACH ROW EXECUTE FUNCTION {function}();
+"""
+    down = f"DROP TRIGGER IF EXISTS {function} ON {table}; DROP FUNCTION IF EXISTS {function}();"
+
+    def install(apps, schema_editor):
+        if schema_editor.connection.vendor == "postgresql":
+            schema_editor.execute(up)
+
+    def uninstall(apps, schema_editor):
+        if schema_editor.connection.vendor == "postgresql":
+            schema_editor.execute(down)
+
+    return migrations.RunPython(install, uninstall)
