@@ -106,12 +106,12 @@ def poison(args) -> dict:
 
     from executor.models import OutboxEntry
     from proposals.models import Proposal
-    from proposals.services import _create_proposal
+    from proposals.services.submission import create_proposal
 
     agent = _agent()
     data, request_hash = _validated(_payload(_evidence(agent, args.tag), args.tag, 0))
     with transaction.atomic():
-        proposal = _create_proposal(
+        proposal = create_proposal(
             agent=agent, idempotency_key=f"{args.tag}-poison", payload=data, request_hash=request_hash
         )
         assert proposal.status == Proposal.Status.RELEASED, proposal.status
@@ -132,14 +132,14 @@ def crash_before_nudge(args) -> dict:
     """
     from django.db import transaction
 
-    from proposals.services import _create_proposal
+    from proposals.services.submission import create_proposal
 
     agent = _agent()
     tag = f"{args.tag}-{uuid.uuid4().hex[:8]}"
     data, request_hash = _validated(_payload(_evidence(agent, tag), tag, 0))
     with transaction.atomic():
         transaction.on_commit(lambda: os._exit(137))
-        proposal = _create_proposal(
+        proposal = create_proposal(
             agent=agent, idempotency_key=f"{tag}-crash", payload=data, request_hash=request_hash
         )
         print(json.dumps({"proposal_id": str(proposal.id), "status": proposal.status}), flush=True)

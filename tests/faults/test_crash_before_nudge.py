@@ -1,7 +1,7 @@
 """Scenario 5: the web process dies between the proposal's COMMIT and the on-commit nudge.
 
 The helper opens ``transaction.atomic()``, registers ``on_commit(os._exit(137))`` first, then
-calls the non-durable ``proposals.services._create_proposal`` (whose release registers the
+calls the non-durable ``proposals.services.submission.create_proposal`` (whose release registers the
 executor's nudge after ours): the process exits after COMMIT and before any broker message.
 The beat sweep alone must then get the proposal executed.
 """

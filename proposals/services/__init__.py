@@ -1,0 +1,36 @@
+"""Proposals own submission, classification and the proposal state machine.
+
+``submit_proposal`` is the only way a proposal comes to exist; the other
+public functions are the steps other apps take on proposals.
+"""
+
+from proposals.services.maintenance import (
+    block_proposals_citing,
+    propose_fences,
+    propose_retention_expiries,
+    propose_revalidations,
+)
+from proposals.services.submission import Submission, amend_proposal, submit_proposal, withdraw_proposal
+from proposals.services.workflow import (
+    conclude_review,
+    escalate_to_review,
+    expire_overdue_reviews,
+    record_execution,
+    scrub_purged_content,
+)
+
+__all__ = [
+    "Submission",
+    "amend_proposal",
+    "block_proposals_citing",
+    "conclude_review",
+    "escalate_to_review",
+    "expire_overdue_reviews",
+    "propose_fences",
+    "propose_retention_expiries",
+    "propose_revalidations",
+    "record_execution",
+    "scrub_purged_content",
+    "submit_proposal",
+    "withdraw_proposal",
+]

@@ -1,0 +1,202 @@
+"""Freezing an action: bind evidence, normalise the fields, compute the facts and the verdict."""
+
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.utils import timezone
+
+from core.canonical import digest
+from evidence.models import EvidenceRevision
+from evidence.selectors import revisions_for_bindings
+from memory_core.content import validate_content, validate_retention
+from memory_core.lifecycle import next_state
+from memory_core.models import Memory
+from memory_core.selectors import active_memories_with_dedupe_key
+from proposals.errors import (
+    BaseRevisionStale,
+)
+from proposals.models import Proposal
+from proposals.policy import Verdict, active_rule_set, classify
+from tenancy.models import Agent
+from tenancy.services import bind_policy_context
+
+# Evidence statuses from best to worst; a proposal's evidence fact is its worst binding.
+_EVIDENCE_SEVERITY = ["valid", "superseded", "invalidated", "mismatch", "unknown"]
+_DATETIME_FIELDS = ("expires_at", "valid_from", "valid_to")
+STATUS_FOR_VERDICT = {
+    Proposal.Classification.AUTO_APPLY: Proposal.Status.RELEASED,
+    Proposal.Classification.POLICY_GATED: Proposal.Status.RELEASED,
+    Proposal.Classification.REVIEW_REQUIRED: Proposal.Status.PENDING_REVIEW,
+    Proposal.Classification.DENIED: Proposal.Status.DENIED,
+}
+_MEMORY_DEFAULTS = {
+    "sensitivity": Memory.Sensitivity.INTERNAL.value,
+    "confidence": 1.0,
+    "retention_policy": Memory.RetentionPolicy.PERSISTENT.value,
+    "ttl_seconds": None,
+    "expires_at": None,
+    "valid_from": None,
+    "valid_to": None,
+    "dedupe_key": "",
+}
+
+
+def freeze_and_classify(proposal: Proposal, agent: Agent, payload: dict[str, Any]):
+    """Bind evidence, freeze the action, classify it; set every derived field on ``proposal``."""
+    context = bind_policy_context(agent, payload.get("policy_context") or {})
+    proposal.evidence = sorted(
+        (_binding_json(b) for b in payload.get("evidence", [])),
+        key=lambda b: (b["evidence_id"], b["revision"]),
+    )
+    evidence_status, revisions = _check_evidence(agent, proposal.evidence)
+    proposal.policy_context = context
+    proposal.rationale = payload.get("rationale", "")
+    if proposal.action == Proposal.Action.CREATE:
+        target_fact, result = _prepare_create(proposal, payload["memory"])
+    elif proposal.action == Proposal.Action.UPDATE:
+        target_fact, result = _prepare_update(proposal, agent, payload)
+    else:
+        target_fact, result = _prepare_verb(proposal, agent, payload)
+    risk_level = context.get("risk_level") or "unspecified"
+    proposal.dedupe_key = result.get("dedupe_key", "")
+    proposal.memory_type = result.get("type", "")
+    proposal.memory_scope = result.get("scope", "")
+    proposal.risk_rank = Proposal.RISK_RANKS[risk_level]
+    facts = {
+        "action": proposal.action,
+        "type": result.get("type"),
+        "scope": result.get("scope"),
+        "sensitivity": result.get("sensitivity"),
+        "risk_level": risk_level,
+        "evidence": evidence_status,
+        "target": target_fact,
+        "dedupe": _dedupe_fact(agent.tenant_id, result, proposal.target_memory_id)
+        if proposal.action in (Proposal.Action.CREATE, Proposal.Action.UPDATE)
+        else "none",
+        "owner_explicit": _owner_explicit(context, result),
+        "origin": "system" if agent.is_system else "agent",
+        "retention_policy": result.get("retention_policy"),
+    }
+    verdict = classify(active_rule_set(), facts)
+    _apply_verdict(proposal, verdict, facts)
+    proposal.action_digest = proposal.compute_action_digest()
+    return verdict, revisions
+
+
+def _binding_json(binding: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "evidence_id": str(binding["evidence_id"]),
+        "revision": binding["revision"],
+        "content_hash": binding["content_hash"],
+    }
+
+
+def _check_evidence(agent: Agent, bindings: list[dict]) -> tuple[str, list[EvidenceRevision]]:
+    """Return the worst binding status and the revisions that were found."""
+    if not bindings:
+        return "none", []
+    found = revisions_for_bindings(
+        tenant=agent.tenant, bindings=[(b["evidence_id"], b["revision"]) for b in bindings]
+    )
+    statuses = []
+    for binding in bindings:
+        revision = found.get((binding["evidence_id"], binding["revision"]))
+        if revision is None:
+            statuses.append("unknown")
+        elif revision.content_hash != binding["content_hash"]:
+            statuses.append("mismatch")
+        else:
+            statuses.append(revision.status)
+    return max(statuses, key=_EVIDENCE_SEVERITY.index), list(found.values())
+
+
+def _prepare_create(proposal: Proposal, memory: dict[str, Any]) -> tuple[str, dict]:
+    fields = {**_MEMORY_DEFAULTS, **_json_fields(memory)}
+    if (memory.get("ttl_seconds") or memory.get("expires_at")) and "retention_policy" not in memory:
+        fields["retention_policy"] = Memory.RetentionPolicy.TIME_BOUND.value
+    validate_content(fields["type"], fields["content"])
+    validate_retention(fields)
+    proposal.target_memory_id = proposal.target_memory_id or uuid.uuid4()
+    proposal.base_revision = 0
+    proposal.fields = fields
+    return "new", fields
+
+
+def _prepare_update(proposal: Proposal, agent: Agent, payload: dict[str, Any]) -> tuple[str, dict]:
+    """Return the target fact and the memory as it would be after the change ({} if missing)."""
+    changes = _json_fields(payload["changes"])
+    proposal.target_memory_id = payload["memory_id"]
+    proposal.base_revision = payload["base_revision"]
+    proposal.fields = changes
+    memory = Memory.objects.filter(tenant_id=agent.tenant_id, pk=payload["memory_id"]).first()
+    if memory is None:
+        return "missing", {}
+    if memory.revision != payload["base_revision"]:
+        raise BaseRevisionStale(current_revision=memory.revision)
+    result = {**memory.snapshot(), **changes}
+    validate_content(result["type"], result["content"])
+    validate_retention(result)
+    return ("current" if memory.is_active else "inactive"), result
+
+
+def _prepare_verb(proposal: Proposal, agent: Agent, payload: dict[str, Any]) -> tuple[str, dict]:
+    """Freeze a lifecycle verb or a system action (fence, revalidate): a reason, no content change.
+
+    A lifecycle transition the state machine does not allow is refused here.
+    """
+    proposal.target_memory_id = payload["memory_id"]
+    proposal.base_revision = payload["base_revision"]
+    proposal.fields = {"reason": payload["reason"]}
+    memory = Memory.objects.filter(tenant_id=agent.tenant_id, pk=payload["memory_id"]).first()
+    if memory is None:
+        return "missing", {}
+    if memory.revision != payload["base_revision"]:
+        raise BaseRevisionStale(current_revision=memory.revision)
+    if proposal.is_lifecycle:
+        next_state(memory.state, proposal.action)
+    return "current", memory.snapshot()
+
+
+def _json_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """Return proposed fields as plain JSON (datetimes as ISO 8601)."""
+    out = dict(fields)
+    for name in _DATETIME_FIELDS:
+        if isinstance(out.get(name), datetime):
+            out[name] = out[name].isoformat()
+    return out
+
+
+def _dedupe_fact(tenant_id, result: dict, memory_id) -> str:
+    if not result.get("dedupe_key"):
+        return "none"
+    others = list(
+        active_memories_with_dedupe_key(
+            tenant_id=tenant_id, dedupe_key=result["dedupe_key"], exclude_id=memory_id
+        ).values_list("content", flat=True)[:20]
+    )
+    if not others:
+        return "none"
+    if any(digest(content) == digest(result["content"]) for content in others):
+        return "duplicate"
+    return "contradiction"
+
+
+def _owner_explicit(context: dict, result: dict) -> bool:
+    subject = context.get("acting_for_subject") or {}
+    return context.get("consent_basis") == "explicit" and bool(result) and subject == result.get("subject")
+
+
+def _apply_verdict(proposal: Proposal, verdict: Verdict, facts: dict) -> None:
+    rule = verdict.rule
+    proposal.classification = verdict.classification
+    proposal.matched_rule = rule.id
+    proposal.reason_codes = verdict.reason_codes
+    proposal.policy_facts = facts
+    proposal.policy_version = verdict.policy_version
+    proposal.policy_fingerprint = verdict.policy_fingerprint
+    proposal.required_approvals = rule.approvals
+    proposal.gates = list(rule.gates)
+    proposal.review_deadline = (
+        timezone.now() + timedelta(hours=rule.review_window_hours) if rule.review_window_hours else None
+    )

@@ -1,0 +1,149 @@
+"""Submission: the only way a proposal comes to exist, and how an agent amends or withdraws it.
+
+A submission writes no memory: it freezes the action, asks the policy engine
+for a verdict, and, when the verdict lets the action run, releases it to the
+executor in the same transaction.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from evidence.models import EvidenceRevision
+from proposals.errors import (
+    AmendmentChangesTarget,
+    ExecutorNotListening,
+    IdempotencyConflict,
+    NotSubmitter,
+)
+from proposals.models import InvalidProposalTransition, Proposal, ProposalEvidence
+from proposals.policy import Verdict
+from proposals.services.freezing import STATUS_FOR_VERDICT, freeze_and_classify
+from proposals.signals import proposal_released
+from tenancy.models import Agent
+
+
+@dataclass(frozen=True)
+class Submission:
+    """The outcome of ``submit_proposal``: the proposal and whether it was a replay."""
+
+    proposal: Proposal
+    replayed: bool
+
+
+def submit_proposal(
+    *, agent: Agent, idempotency_key: str, payload: dict[str, Any], request_hash: str
+) -> Submission:
+    """Freeze, classify and store a proposal; release it if policy allows.
+
+    The same ``idempotency_key`` with the same ``request_hash`` returns the
+    original proposal; with another hash it raises ``IdempotencyConflict``.
+    """
+    existing = _existing_submission(agent, idempotency_key, request_hash)
+    if existing:
+        return Submission(existing, replayed=True)
+    try:
+        proposal = _submit(
+            agent=agent, idempotency_key=idempotency_key, payload=payload, request_hash=request_hash
+        )
+    except IntegrityError:
+        # A concurrent request with the same key won the unique constraint.
+        existing = _existing_submission(agent, idempotency_key, request_hash)
+        if existing is None:
+            raise
+        return Submission(existing, replayed=True)
+    return Submission(proposal, replayed=False)
+
+
+def _existing_submission(agent: Agent, idempotency_key: str, request_hash: str) -> Proposal | None:
+    proposal = Proposal.objects.filter(
+        tenant_id=agent.tenant_id, submitted_by=agent, idempotency_key=idempotency_key
+    ).first()
+    if proposal is not None and proposal.request_hash != request_hash:
+        raise IdempotencyConflict(proposal_id=str(proposal.id))
+    return proposal
+
+
+@transaction.atomic(durable=True)
+def _submit(*, agent: Agent, idempotency_key: str, payload: dict[str, Any], request_hash: str) -> Proposal:
+    return create_proposal(
+        agent=agent, idempotency_key=idempotency_key, payload=payload, request_hash=request_hash
+    )
+
+
+def create_proposal(
+    *, agent: Agent, idempotency_key: str, payload: dict[str, Any], request_hash: str
+) -> Proposal:
+    """Freeze, classify, store and maybe release one proposal (inside the caller's transaction)."""
+    proposal = Proposal(
+        tenant_id=agent.tenant_id,
+        submitted_by=agent,
+        action=payload["action"],
+        idempotency_key=idempotency_key,
+        request_hash=request_hash,
+    )
+    verdict, revisions = freeze_and_classify(proposal, agent, payload)
+    proposal.status = STATUS_FOR_VERDICT[verdict.classification]
+    proposal.save(force_insert=True)
+    _link_evidence(proposal, revisions)
+    release_if_allowed(proposal, verdict)
+    return proposal
+
+
+@transaction.atomic(durable=True)
+def amend_proposal(*, agent: Agent, proposal: Proposal, payload: dict[str, Any]) -> Proposal:
+    """Replace a proposal's action after a reviewer asked for changes, and classify it afresh.
+
+    The proposal keeps its id and target; its digest changes, so every
+    decision on the old digest is stale. History keeps the old version.
+    """
+    proposal = Proposal.objects.select_for_update().get(pk=proposal.pk, tenant_id=agent.tenant_id)
+    if proposal.submitted_by_id != agent.id:
+        raise NotSubmitter()
+    if proposal.status != Proposal.Status.CHANGES_REQUESTED:
+        raise InvalidProposalTransition(
+            f"Only proposals with changes requested can be amended, not {proposal.status}"
+        )
+    if payload["action"] != proposal.action or (
+        proposal.action == Proposal.Action.UPDATE and payload["memory_id"] != proposal.target_memory_id
+    ):
+        raise AmendmentChangesTarget()
+    verdict, revisions = freeze_and_classify(proposal, agent, payload)
+    proposal.transition_to(STATUS_FOR_VERDICT[verdict.classification])
+    proposal.version += 1
+    proposal.save()
+    proposal.evidence_links.all().delete()
+    _link_evidence(proposal, revisions)
+    release_if_allowed(proposal, verdict)
+    return proposal
+
+
+def _link_evidence(proposal: Proposal, revisions: list[EvidenceRevision]) -> None:
+    ProposalEvidence.objects.bulk_create(
+        ProposalEvidence(tenant_id=proposal.tenant_id, proposal=proposal, evidence_revision=revision)
+        for revision in revisions
+    )
+
+
+def release_if_allowed(proposal: Proposal, verdict: Verdict) -> None:
+    if proposal.status == Proposal.Status.RELEASED:
+        release(proposal, available_at=timezone.now() + timedelta(seconds=verdict.rule.hold_seconds))
+
+
+def release(proposal: Proposal, *, available_at: datetime) -> None:
+    """Hand the proposal to the executor inside the caller's transaction."""
+    if not proposal_released.has_listeners(Proposal):
+        raise ExecutorNotListening("No executor is connected to proposal_released")
+    proposal_released.send(sender=Proposal, proposal=proposal, available_at=available_at)
+
+
+@transaction.atomic(durable=True)
+def withdraw_proposal(*, agent: Agent, proposal: Proposal) -> Proposal:
+    """Withdraw an open proposal; a released one then executes as a no-op."""
+    proposal = Proposal.objects.select_for_update().get(pk=proposal.pk, tenant_id=agent.tenant_id)
+    proposal.transition_to(Proposal.Status.WITHDRAWN)
+    proposal.save(update_fields=["status", "updated_at"])
+    return proposal

@@ -1,0 +1,78 @@
+"""Status steps taken inside the executor's or the review workflow's transaction."""
+
+from django.db import transaction
+from django.utils import timezone
+
+from proposals.models import Proposal
+from proposals.services.submission import release
+
+
+def record_execution(proposal: Proposal, *, outcome: str, applied: bool) -> None:
+    """Record the executor's outcome on a locked, released proposal (executor's transaction)."""
+    proposal.transition_to(Proposal.Status.APPLIED if applied else Proposal.Status.NOT_APPLIED)
+    proposal.outcome = outcome
+    proposal.save(update_fields=["status", "outcome", "updated_at"])
+
+
+def escalate_to_review(proposal: Proposal, *, failed_gates: list[str]) -> None:
+    """Send a gated proposal whose gates failed to human review (never drop it)."""
+    proposal.transition_to(Proposal.Status.PENDING_REVIEW)
+    proposal.classification = Proposal.Classification.REVIEW_REQUIRED
+    proposal.required_approvals = max(proposal.required_approvals, 1)
+    proposal.reason_codes = [*proposal.reason_codes, *(f"gate_failed:{g}" for g in failed_gates)]
+    proposal.outcome = "gate_failed"
+    proposal.save(
+        update_fields=[
+            "status",
+            "classification",
+            "required_approvals",
+            "reason_codes",
+            "outcome",
+            "updated_at",
+        ]
+    )
+
+
+# --- Steps taken by the review workflow, inside its transaction ---------------
+
+
+def conclude_review(proposal: Proposal, *, status: str) -> None:
+    """Move a locked proposal under review to rejected, changes_requested or released."""
+    proposal.transition_to(status)
+    proposal.save(update_fields=["status", "updated_at"])
+    if status == Proposal.Status.RELEASED:
+        release(proposal, available_at=timezone.now())
+
+
+@transaction.atomic(durable=True)
+def expire_overdue_reviews(*, limit: int = 500) -> int:
+    """Expire proposals whose review window closed; return how many."""
+    overdue = (
+        Proposal.objects.select_for_update(skip_locked=True)
+        .filter(
+            status__in=[Proposal.Status.PENDING_REVIEW, Proposal.Status.CHANGES_REQUESTED],
+            review_deadline__lt=timezone.now(),
+        )
+        .order_by("review_deadline")[:limit]
+    )
+    count = 0
+    for proposal in overdue:
+        conclude_review(proposal, status=Proposal.Status.EXPIRED)
+        count += 1
+    return count
+
+
+def scrub_purged_content(*, tenant_id, memory_id) -> dict[str, int]:
+    """Remove a purged memory's content from the proposals about it and their history.
+
+    Digests stay (receipts refer to them); the frozen fields and the agent's
+    rationale, which repeat the content, do not. Runs in the executor's
+    purge transaction.
+    """
+    proposals = Proposal.objects.filter(tenant_id=tenant_id, target_memory_id=memory_id)
+    scrubbed = {"purged": True}
+    history = Proposal.history.filter(tenant_id=tenant_id, target_memory_id=memory_id)
+    return {
+        "proposals.Proposal": proposals.update(fields=scrubbed, rationale=""),
+        "proposals.HistoricalProposal": history.update(fields=scrubbed, rationale=""),
+    }
