@@ -17,4 +17,8 @@ def receipt_panel(request, proposal_id):
     except ProposalNotFound:
         raise Http404("No such proposal") from None
     receipt = Receipt.objects.filter(proposal=proposal).order_by("-seq").first()
+    if receipt is not None:
+        # The receipt and the proposal's new status commit together: read the status after
+        # the receipt, or a commit landing between the two reads shows a stale status.
+        proposal.refresh_from_db(fields=["status", "outcome"])
     return render(request, "executor/_receipt_panel.html", {"proposal": proposal, "receipt": receipt})
