@@ -78,8 +78,8 @@ def test_redis_restarted_empty_mid_run_loses_nothing(make_stack):
         killed_at = stack.receipts()
         down = random.uniform(1.0, 3.0)
         time.sleep(down)
-        stack.redis.start()
-        assert stack.redis.queue_length() == 0, "a restarted Redis must come back empty"
+        stack.redis.start()  # --save "" --appendonly no: it comes back with no messages at all
+        # (no assertion on the queue here: beat's sweep may already be re-sending into it)
         back, at_restart = time.monotonic(), stack.receipts()
         _wait_for_receipts(stack, worker, at_restart + 1, 90, f"the first receipt after Redis restart {n}")
         restarts.append(
