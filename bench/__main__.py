@@ -1,0 +1,115 @@
+"""``python -m bench``: run the benchmark parts against a fresh database and write the report.
+
+python -m bench                      # the full run (make bench)
+python -m bench --scale smoke        # seconds; CI runs this
+python -m bench --only recall,verify # some parts (see bench/README.md)
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PARTS = ["submit", "e2e", "drain", "review", "recall", "floor"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", choices=["smoke", "full"], default="full")
+    parser.add_argument("--only", default=",".join(PARTS), help=f"comma-separated parts of {PARTS}")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/custodian_bench"),
+    )
+    parser.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/13"))
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--web-workers", type=int, default=4)
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    args = parser.parse_args(argv)
+    parts = [part.strip() for part in args.only.split(",") if part.strip()]
+    unknown = set(parts) - set(PARTS)
+    if unknown:
+        parser.error(f"unknown parts: {sorted(unknown)}")
+
+    # Configure Django for this database before anything imports a model.
+    os.environ["DATABASE_URL"] = args.database_url
+    os.environ["REDIS_URL"] = args.redis_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    from bench.stack import Stack, recreate_database
+
+    recreate_database(args.database_url)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    call_command("setup_db_roles", verbosity=0)
+    _flush_broker(args.redis_url)
+
+    from bench import report
+    from bench.context import SCALES, Context
+
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    results: dict = {}
+    with Stack(
+        database_url=args.database_url,
+        redis_url=args.redis_url,
+        log_dir=out / "logs",
+        port=args.port,
+        web_workers=args.web_workers,
+    ) as stack:
+        stack.start_web()
+        ctx = Context(stack=stack, scale=SCALES[args.scale], quiet=args.quiet)
+        for name in parts:
+            part_started = time.perf_counter()
+            print(f"== {name}", file=sys.stderr, flush=True)
+            module = __import__(f"bench.parts.{name}", fromlist=["run"])
+            results[name] = module.run(ctx)
+            results[name]["part_seconds"] = round(time.perf_counter() - part_started, 1)
+    document = {
+        "meta": _meta(args, started),
+        "results": results,
+        "targets": report.evaluate(results),
+    }
+    (out / "latest.json").write_text(json.dumps(document, indent=2, default=str) + "\n")
+    (out / "latest.md").write_text(report.markdown(document))
+    report.plots(document, out)
+    print(report.markdown(document))
+    return 0
+
+
+def _flush_broker(redis_url: str) -> None:
+    """Drop messages a previous run left in the benchmark's broker database."""
+    import redis
+
+    redis.Redis.from_url(redis_url).flushdb()
+
+
+def _meta(args, started: float) -> dict:
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    return {
+        "scale": args.scale,
+        "started": datetime.datetime.fromtimestamp(started, datetime.UTC).isoformat(timespec="seconds"),
+        "seconds": round(time.time() - started, 1),
+        "commit": commit,
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "machine": platform.machine(),
+        "web_workers": args.web_workers,
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""What every part gets: the stack, the scale and a progress-bar factory."""
+
+import itertools
+from dataclasses import dataclass, field
+
+from tqdm import tqdm
+
+from bench.stack import Stack
+
+_keys = itertools.count(1)
+
+
+def next_number() -> int:
+    """A process-wide counter: unique idempotency keys and memory content across parts."""
+    return next(_keys)
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Sizes of every part; ``smoke`` keeps CI to seconds, ``full`` is the issue's sizes."""
+
+    name: str
+    repeats: int
+    submit_requests_1: int
+    submit_requests_8: int
+    e2e_requests: int
+    drain_backlog: int
+    recall_sizes: tuple[int, ...]
+    recall_queries: int
+    review_pending: int
+    page_renders: int
+    floor_rows: int
+
+
+SCALES = {
+    "smoke": Scale("smoke", 1, 20, 40, 10, 60, (200, 600), 20, 150, 3, 500),
+    "full": Scale("full", 3, 300, 1600, 200, 10_000, (10_000, 100_000, 1_000_000), 200, 100_000, 20, 100_000),
+}
+
+
+@dataclass
+class Context:
+    stack: Stack
+    scale: Scale
+    quiet: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def progress(self, total: int, description: str) -> tqdm:
+        return tqdm(total=total, desc=description, unit="row", disable=self.quiet, leave=False, smoothing=0.1)

@@ -1,0 +1,1 @@
+"""One module per measured part; each exposes ``run(ctx) -> dict``."""

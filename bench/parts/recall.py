@@ -1,0 +1,99 @@
+"""Recall: search and get-by-id latency as one tenant grows to each size in ``recall_sizes``.
+
+The tenant is seeded with the bulk path (valid rows: each memory has its
+proposal, outbox entry, receipt, history row and evidence links), so the
+receipts admin and verify_receipts are measured on the same world; both
+are recorded here per size and reported by their own parts.
+"""
+
+import random
+import time
+
+from django.db import connection
+
+from bench.client import ApiClient
+from bench.context import Context
+from bench.parts import review, verify
+from bench.seed import seed_applied_memories
+from bench.stats import Run, over_runs
+from bench.textgen import TextGenerator
+from bench.world import make_world
+from memory_core.models import Memory
+
+SEEDED_TABLES = [
+    "memory_core_memory",
+    "memory_core_historicalmemory",
+    "memory_core_memoryevidence",
+    "proposals_proposal",
+    "proposals_proposalevidence",
+    "executor_outboxentry",
+    "executor_receipt",
+]
+
+
+def run(ctx: Context) -> dict:
+    world = make_world("bench-recall")
+    text = TextGenerator(seed=7)
+    sizes, seeded = {}, 0
+    for size in ctx.scale.recall_sizes:
+        started = time.perf_counter()
+        with ctx.progress(size - seeded, f"seed memories to {size:,}") as bar:
+            seed_applied_memories(
+                tenant=world.tenant,
+                agent=world.agent,
+                evidence=world.evidence,
+                count=size - seeded,
+                text=text,
+                progress=bar.update,
+            )
+        seed_seconds = time.perf_counter() - started
+        _vacuum_analyze()
+        added, seeded = size - seeded, size
+        sizes[str(size)] = {
+            "seed_seconds": round(seed_seconds, 1),
+            "seed_memories_per_second": round(added / seed_seconds, 1),
+            "search": over_runs([_search(ctx, world, text) for _ in range(ctx.scale.repeats)]),
+            "get": over_runs([_get(ctx, world) for _ in range(ctx.scale.repeats)]),
+            "receipts_admin": review.receipts_admin(ctx),
+            "verify_receipts": verify.measure(ctx, world.tenant),
+        }
+    return {"sizes": sizes}
+
+
+def _vacuum_analyze() -> None:
+    """What autovacuum does in production between bulk loads: fresh statistics, a visibility map."""
+    with connection.cursor() as cursor:
+        for table in SEEDED_TABLES:
+            cursor.execute(f"VACUUM ANALYZE {table}")
+
+
+def _search(ctx: Context, world, text: TextGenerator) -> Run:
+    client = ApiClient("127.0.0.1", ctx.stack.port, world.token)
+    words = text.query_words(ctx.scale.recall_queries)
+    result = Run()
+    started = time.perf_counter()
+    for word in words:
+        status, body, seconds = client.request("POST", "/api/v1/recall/search", {"query": word, "limit": 10})
+        if status == 200:
+            result.latencies.append(seconds)
+            result.empty += not body["results"]
+        else:
+            result.errors += 1
+    result.wall_seconds = time.perf_counter() - started
+    return result
+
+
+def _get(ctx: Context, world) -> Run:
+    client = ApiClient("127.0.0.1", ctx.stack.port, world.token)
+    ids = list(Memory.objects.filter(tenant=world.tenant).order_by("id").values_list("id", flat=True)[:5000])
+    picks = random.Random(1).choices(ids, k=ctx.scale.recall_queries)
+    result = Run()
+    started = time.perf_counter()
+    for memory_id in picks:
+        status, _, seconds = client.request("GET", f"/api/v1/memories/{memory_id}/")
+        if status == 200:
+            result.latencies.append(seconds)
+        else:
+            result.errors += 1
+    result.wall_seconds = time.perf_counter() - started
+    return result

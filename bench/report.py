@@ -1,0 +1,177 @@
+"""Turn results into pass/fail targets, a markdown table and PNG plots."""
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display on a server
+import matplotlib.pyplot as plt
+
+
+def _largest(sizes: dict) -> str:
+    return max(sizes, key=int)
+
+
+def _smallest(sizes: dict) -> str:
+    return min(sizes, key=int)
+
+
+def evaluate(results: dict) -> list[dict]:
+    """Every target the issue sets, with the measured value; parts that did not run are left out."""
+    targets = []
+
+    def target(name: str, value, goal: str, passed: bool) -> None:
+        targets.append({"target": name, "value": value, "goal": goal, "pass": bool(passed)})
+
+    if "submit" in results:
+        one, eight = results["submit"]["clients_1"], results["submit"]["clients_8"]
+        target("submit p95, 1 client (ms)", one["p95_ms"], "≤ 50", one["p95_ms"] <= 50)
+        target("submit rate, 8 clients (/s)", eight["per_second"], "≥ 250", eight["per_second"] >= 250)
+    if "e2e" in results:
+        e2e = results["e2e"]
+        target("submit → receipt p50 (ms)", e2e["p50_ms"], "≤ 100", e2e["p50_ms"] <= 100)
+    if "drain" in results:
+        rate = results["drain"]["workers_1"]["applies_per_second"]
+        target("executor, 1 worker (applies/s)", rate, "≥ 400", rate >= 400)
+    if "recall" in results:
+        sizes = results["recall"]["sizes"]
+        big, small = _largest(sizes), _smallest(sizes)
+        p95_big, p95_small = sizes[big]["search"]["p95_ms"], sizes[small]["search"]["p95_ms"]
+        target(f"recall p95 at {int(big):,} memories (ms)", p95_big, "≤ 50", p95_big <= 50)
+        growth = round(p95_big / p95_small, 2) if p95_small else 0
+        target(f"recall p95 growth {int(small):,} → {int(big):,}", growth, "≤ 2×", growth <= 2)
+        verify = sizes[big]["verify_receipts"]
+        target(
+            f"verify_receipts s/100k (at {verify['receipts']:,})",
+            verify["seconds_per_100k"],
+            "≤ 5",
+            verify["seconds_per_100k"] <= 5,
+        )
+    if "review" in results:
+        sizes = results["review"]["sizes"]
+        big = _largest(sizes)
+        for name in ("queue", "proposal"):
+            page = sizes[big][name]
+            target(
+                f"/review/ {name} p95 at {int(big):,} pending (ms)",
+                page["p95_ms"],
+                "≤ 150",
+                page["p95_ms"] <= 150,
+            )
+        target(
+            "review pages: queries constant in queue size",
+            " / ".join(
+                f"{s}: {sizes[s]['queue']['queries']}+{sizes[s]['proposal']['queries']}" for s in sizes
+            ),
+            "equal",
+            results["review"]["constant_queries"],
+        )
+    return targets
+
+
+def markdown(document: dict) -> str:
+    meta, results = document["meta"], document["results"]
+    lines = [
+        f"# Benchmark ({meta['scale']}) — commit {meta['commit']}, {meta['started']}",
+        "",
+        f"{meta['cpus']} CPUs, Python {meta['python']}, gunicorn ×{meta['web_workers']}; "
+        f"total {meta['seconds']} s.",
+        "",
+        "| target | measured | goal | |",
+        "|---|---|---|---|",
+    ]
+    for row in document["targets"]:
+        lines.append(
+            f"| {row['target']} | {row['value']} | {row['goal']} | {'✅' if row['pass'] else '❌'} |"
+        )
+    lines += ["", "| measurement | p50 ms | p95 ms | per s |", "|---|---|---|---|"]
+    for label, summary in _measurements(results):
+        lines.append(
+            f"| {label} | {summary.get('p50_ms', '')} | {summary.get('p95_ms', '')} | "
+            f"{summary.get('per_second', summary.get('applies_per_second', ''))} |"
+        )
+    if "floor" in results:
+        lines += ["", "| write path | rows/s | ratio to PostgreSQL COPY |", "|---|---|---|"]
+        for row in results["floor"]["ratios"]:
+            lines.append(f"| {row['path']} | {row['per_second']} | {row['ratio_to_copy']} |")
+    return "\n".join(lines) + "\n"
+
+
+def _measurements(results: dict):
+    if "submit" in results:
+        yield "submit, 1 client", results["submit"]["clients_1"]
+        yield "submit, 8 clients", results["submit"]["clients_8"]
+    if "e2e" in results:
+        yield "submit → receipt visible", results["e2e"]
+    if "drain" in results:
+        for key, value in results["drain"].items():
+            if key.startswith("workers_"):
+                yield f"executor drain, {key.split('_')[1]} worker(s)", value
+    if "recall" in results:
+        for size, row in results["recall"]["sizes"].items():
+            yield f"recall search at {int(size):,}", row["search"]
+            yield f"get by id at {int(size):,}", row["get"]
+            yield (
+                f"admin receipts changelist at {int(size):,} ({row['receipts_admin']['queries']} queries)",
+                row["receipts_admin"],
+            )
+    if "review" in results:
+        for size, row in results["review"]["sizes"].items():
+            for name in ("queue", "proposal"):
+                yield f"/review/ {name} at {int(size):,} pending ({row[name]['queries']} queries)", row[name]
+
+
+def plots(document: dict, out: Path) -> None:
+    """One PNG per part that ran."""
+    results = document["results"]
+    if "recall" in results:
+        sizes = results["recall"]["sizes"]
+        xs = sorted(sizes, key=int)
+        figure, axis = plt.subplots(figsize=(6, 4))
+        for kind in ("search", "get"):
+            for stat, style in (("p50_ms", "-o"), ("p95_ms", "--o")):
+                axis.plot(
+                    [int(x) for x in xs],
+                    [sizes[x][kind][stat] for x in xs],
+                    style,
+                    label=f"{kind} {stat[:3]}",
+                )
+        axis.axhline(50, color="grey", linewidth=0.8, linestyle=":", label="target p95")
+        axis.set(xscale="log", xlabel="memories in the tenant", ylabel="ms", title="Recall latency vs size")
+        axis.legend()
+        _save(figure, out / "recall_latency.png")
+    if "submit" in results:
+        figure, axis = plt.subplots(figsize=(6, 4))
+        labels = ["1 client", "8 clients"]
+        data = [results["submit"]["clients_1"], results["submit"]["clients_8"]]
+        axis.bar([0, 1], [d["p50_ms"] for d in data], width=0.35, label="p50")
+        axis.bar([0.35, 1.35], [d["p95_ms"] for d in data], width=0.35, label="p95")
+        ticks = [f"{label}\n{d['per_second']}/s" for label, d in zip(labels, data, strict=True)]
+        axis.set_xticks([0.175, 1.175], ticks)
+        axis.set(ylabel="ms", title="Submit latency (auto-apply, 2 evidence bindings)")
+        axis.legend()
+        _save(figure, out / "submit_latency.png")
+    if "drain" in results:
+        figure, axis = plt.subplots(figsize=(5, 4))
+        keys = [k for k in results["drain"] if k.startswith("workers_")]
+        axis.bar([k.split("_")[1] for k in keys], [results["drain"][k]["applies_per_second"] for k in keys])
+        axis.axhline(400, color="grey", linestyle=":", label="target (1 worker)")
+        axis.set(xlabel="executor workers", ylabel="applies/s", title="Executor drain")
+        axis.legend()
+        _save(figure, out / "executor_drain.png")
+    if "review" in results:
+        sizes = results["review"]["sizes"]
+        xs = sorted(sizes, key=int)
+        figure, axis = plt.subplots(figsize=(6, 4))
+        for name in ("queue", "proposal"):
+            axis.plot([int(x) for x in xs], [sizes[x][name]["p95_ms"] for x in xs], "-o", label=f"{name} p95")
+        axis.axhline(150, color="grey", linestyle=":", label="target")
+        axis.set(xscale="log", xlabel="pending proposals", ylabel="ms", title="Review pages vs queue size")
+        axis.legend()
+        _save(figure, out / "review_pages.png")
+
+
+def _save(figure, path: Path) -> None:
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
