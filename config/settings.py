@@ -241,7 +241,11 @@ CUSTODIAN_TOKEN_TTL_DAYS = int(os.environ.get("CUSTODIAN_TOKEN_TTL_DAYS", 90))
 # hand it out again, and how many attempts before it is dead-lettered.
 CUSTODIAN_OUTBOX_LEASE_SECONDS = int(os.environ.get("CUSTODIAN_OUTBOX_LEASE_SECONDS", 120))
 CUSTODIAN_OUTBOX_MAX_ATTEMPTS = int(os.environ.get("CUSTODIAN_OUTBOX_MAX_ATTEMPTS", 5))
-CUSTODIAN_OUTBOX_SWEEP_BATCH = 200
+# The sweep leases up to SWEEP_BATCH due entries, keeping at most MAX_IN_FLIGHT under a live
+# lease, and hands them to workers EXECUTOR_BATCH at a time (one transaction per batch).
+CUSTODIAN_OUTBOX_SWEEP_BATCH = int(os.environ.get("CUSTODIAN_OUTBOX_SWEEP_BATCH", 1000))
+CUSTODIAN_OUTBOX_MAX_IN_FLIGHT = int(os.environ.get("CUSTODIAN_OUTBOX_MAX_IN_FLIGHT", 1000))
+CUSTODIAN_EXECUTOR_BATCH = int(os.environ.get("CUSTODIAN_EXECUTOR_BATCH", 100))
 
 LOGGING = {
     "version": 1,

@@ -10,26 +10,35 @@ from executor.models import Receipt, ReceiptChain
 
 
 def append_receipt(*, tenant_id: Any, **fields: Any) -> Receipt:
-    """Append a receipt to the tenant's chain (inside the caller's transaction).
+    """Append one receipt to the tenant's chain (inside the caller's transaction)."""
+    return append_receipts([{"tenant_id": tenant_id, **fields}])[0]
 
-    The chain head row is locked, so concurrent appends queue up instead of
-    forking the chain; ``seq`` comes from the head, never from a sequence,
-    so it has no gaps.
+
+def append_receipts(rows: list[dict[str, Any]]) -> list[Receipt]:
+    """Append receipts, in order, to their tenants' chains (inside the caller's transaction).
+
+    The chain head rows are locked (in tenant order, so two batches never
+    deadlock), so concurrent appends queue up instead of forking a chain;
+    ``seq`` comes from the head, never from a sequence, so it has no gaps.
+    Callers lock heads last and briefly: one bulk insert per batch.
     """
-    ReceiptChain.objects.bulk_create([ReceiptChain(tenant_id=tenant_id)], ignore_conflicts=True)
-    chain = ReceiptChain.objects.select_for_update().get(tenant_id=tenant_id)
-    receipt = Receipt(
-        tenant_id=tenant_id,
-        seq=chain.seq + 1,
-        prev_hash=chain.head_hash,
-        created_at=timezone.now(),
-        **fields,
-    )
-    receipt.hash = receipt.compute_hash()
-    receipt.save(force_insert=True)
-    chain.seq, chain.head_hash = receipt.seq, receipt.hash
-    chain.save(update_fields=["seq", "head_hash"])
-    return receipt
+    tenant_ids = sorted({row["tenant_id"] for row in rows}, key=str)
+    ReceiptChain.objects.bulk_create([ReceiptChain(tenant_id=t) for t in tenant_ids], ignore_conflicts=True)
+    heads = {
+        str(chain.tenant_id): chain
+        for chain in ReceiptChain.objects.select_for_update().filter(tenant_id__in=tenant_ids).order_by("pk")
+    }
+    now = timezone.now()
+    receipts = []
+    for row in rows:
+        chain = heads[str(row["tenant_id"])]
+        receipt = Receipt(seq=chain.seq + 1, prev_hash=chain.head_hash, created_at=now, **row)
+        receipt.hash = receipt.compute_hash()
+        chain.seq, chain.head_hash = receipt.seq, receipt.hash
+        receipts.append(receipt)
+    Receipt.objects.bulk_create(receipts)
+    ReceiptChain.objects.bulk_update(heads.values(), ["seq", "head_hash"])
+    return receipts
 
 
 @dataclass(frozen=True)

@@ -7,223 +7,101 @@ next to its receipt (``UNIQUE(receipt.outbox_entry)`` is the backstop).
 """
 
 import logging
-import uuid
-from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
-from evidence.models import EvidenceRevision
+from executor.applying import apply_batch
 from executor.chain import append_receipt
 from executor.models import OutboxEntry, Receipt
-from memory_core.lifecycle import InvalidTransition, next_state
-from memory_core.models import Memory
-from memory_core.mutations import change_state, create_memory, purge_memory, update_memory
-from proposals.gates import failed_gates
 from proposals.models import Proposal
-from proposals.services import escalate_to_review, record_execution, scrub_purged_content
-from reviews.selectors import approving_decisions, has_veto
 
 logger = logging.getLogger(__name__)
 Outcome = Receipt.Outcome
 
 
-@dataclass(frozen=True)
-class Check:
-    outcome: str
-    reason: str = ""
-    decision_ids: list[str] = field(default_factory=list)
-
-
 def apply_entry(*, entry_id: Any, executor: dict[str, Any]) -> Receipt | None:
-    """Apply one outbox entry exactly once; return its receipt (None if dead or unknown)."""
-    if not _claim(entry_id):
-        return Receipt.objects.filter(outbox_entry_id=entry_id).first()
-    return _apply(entry_id, executor)
+    """Apply one outbox entry exactly once; return its receipt (None if dead or unknown).
+
+    Raises what applying raised; the caller records the failed attempt.
+    """
+    if _claim([entry_id]):
+        apply_batch([entry_id], executor)
+    return Receipt.objects.filter(outbox_entry_id=entry_id).first()
 
 
-@transaction.atomic(durable=True)
-def _claim(entry_id: Any) -> bool:
-    """Count the attempt in its own committed transaction; dead-letter past the cap."""
-    # skip_locked: a copy of a message whose entry another worker holds right
-    # now returns at once instead of queueing behind it.
-    entry = OutboxEntry.objects.select_for_update(skip_locked=True).filter(pk=entry_id).first()
-    if entry is None or entry.is_finished:
-        return False
-    now = timezone.now()
-    if entry.attempts >= settings.CUSTODIAN_OUTBOX_MAX_ATTEMPTS:
-        entry.status = OutboxEntry.Status.DEAD
-        entry.lease_expires_at = None
-        entry.save(update_fields=["status", "lease_expires_at", "updated_at"])
-        logger.error("outbox entry %s dead-lettered after %s attempts", entry.id, entry.attempts)
-        return False
-    if entry.requeued_from_id:
-        # Here, not in the apply step: the receipt must survive a successor that fails too.
-        _close_requeued_predecessor(entry, Proposal.objects.get(pk=entry.proposal_id))
-    entry.attempts += 1
-    entry.status = OutboxEntry.Status.DISPATCHED
-    entry.lease_expires_at = now + timedelta(seconds=settings.CUSTODIAN_OUTBOX_LEASE_SECONDS)
-    entry.save(update_fields=["attempts", "status", "lease_expires_at", "updated_at"])
-    return True
+def apply_entries(*, entry_ids: list[Any], executor: dict[str, Any]) -> int:
+    """Apply a batch of outbox entries, each exactly once; return how many receipts were written.
 
-
-@transaction.atomic(durable=True)
-def _apply(entry_id: Any, executor: dict[str, Any]) -> Receipt:
-    entry = OutboxEntry.objects.select_for_update().get(pk=entry_id)
-    if entry.status == OutboxEntry.Status.DONE:
-        return entry.receipt
-    proposal = Proposal.objects.select_for_update().get(pk=entry.proposal_id)
-    memory = (
-        Memory.objects.select_for_update()
-        .filter(tenant_id=proposal.tenant_id, pk=proposal.target_memory_id)
-        .first()
-    )
-    before = (memory.revision, memory.content_hash) if memory else (None, "")
-    check = _verify(entry, proposal, memory)
-    receipt_id = uuid.uuid4()
-    effects: dict = {}
-    if check.outcome == Outcome.APPLIED:
-        memory, effects = _write(proposal, memory, change_reason=f"receipt:{receipt_id}")
-        record_execution(proposal, outcome=check.outcome, applied=True)
-    elif check.outcome == Outcome.GATE_FAILED:
-        escalate_to_review(proposal, failed_gates=check.reason.split(","))
-    elif proposal.status == Proposal.Status.RELEASED:
-        record_execution(proposal, outcome=check.outcome, applied=False)
-    after = (memory.revision, memory.content_hash) if memory else (None, "")
-    receipt = append_receipt(
-        id=receipt_id,
-        tenant_id=proposal.tenant_id,
-        proposal=proposal,
-        outbox_entry=entry,
-        outcome=check.outcome,
-        reason=check.reason,
-        memory_id=proposal.target_memory_id,
-        before_revision=before[0],
-        before_content_hash=before[1],
-        after_revision=after[0],
-        after_content_hash=after[1],
-        action_digest=entry.action_digest,
-        evidence=proposal.evidence,
-        decision_ids=check.decision_ids,
-        effects=effects,
-        policy_fingerprint=proposal.policy_fingerprint,
-        executor=executor,
-    )
-    entry.status = OutboxEntry.Status.DONE
-    entry.lease_expires_at = None
-    entry.save(update_fields=["status", "lease_expires_at", "updated_at"])
-    return receipt
-
-
-def _verify(entry: OutboxEntry, proposal: Proposal, memory: Memory | None) -> Check:
-    """Re-check everything the verdict rested on; the first failure decides the outcome."""
-    if proposal.status == Proposal.Status.WITHDRAWN:
-        return Check(Outcome.WITHDRAWN, "withdrawn by the agent before execution")
-    if proposal.status == Proposal.Status.BLOCKED_EVIDENCE:
-        return Check(Outcome.EVIDENCE_INVALID, "blocked: it cites evidence that was invalidated")
-    if proposal.status != Proposal.Status.RELEASED:
-        return Check(Outcome.STALE, f"proposal is {proposal.status}, not released")
-    recomputed = proposal.compute_action_digest()
-    if not (recomputed == proposal.action_digest == entry.action_digest):
-        return Check(Outcome.DIGEST_MISMATCH, "the frozen action changed after release")
-    decision_ids: list[str] = []
-    if proposal.classification == Proposal.Classification.POLICY_GATED:
-        failed = failed_gates(proposal, memory=memory)
-        if failed:
-            return Check(Outcome.GATE_FAILED, ",".join(failed))
-    elif proposal.classification == Proposal.Classification.REVIEW_REQUIRED:
-        if has_veto(proposal):
-            return Check(Outcome.APPROVALS_MISSING, "vetoed by a reject on the current digest")
-        approvals = approving_decisions(proposal)
-        if len(approvals) < proposal.required_approvals:
-            return Check(
-                Outcome.APPROVALS_MISSING,
-                f"{len(approvals)} of {proposal.required_approvals} approvals on the current digest",
-            )
-        decision_ids = [str(decision.id) for decision in approvals]
-    refusal = _check_evidence(proposal) or _check_target(proposal, memory)
-    return refusal or Check(Outcome.APPLIED, decision_ids=decision_ids)
-
-
-def _check_evidence(proposal: Proposal) -> Check | None:
-    invalid = (
-        EvidenceRevision.objects.filter(proposal_links__proposal=proposal)
-        .exclude(status=EvidenceRevision.Status.VALID)
-        .first()
-    )
-    if invalid is None:
-        return None
-    return Check(
-        Outcome.EVIDENCE_INVALID, f"evidence {invalid.source_id}@{invalid.revision} is {invalid.status}"
-    )
-
-
-def _check_target(proposal: Proposal, memory: Memory | None) -> Check | None:
-    """Compare-and-swap: the memory must be exactly where the proposal left it."""
-    if proposal.action == Proposal.Action.CREATE:
-        return Check(Outcome.STALE, "memory already exists") if memory is not None else None
-    if memory is None:
-        return Check(Outcome.STALE, "memory no longer exists")
-    if memory.revision != proposal.base_revision:
-        return Check(Outcome.STALE, f"base revision {proposal.base_revision}, memory is at {memory.revision}")
-    if proposal.is_lifecycle:
+    If the batch fails, each entry is retried alone, so one poison entry
+    costs the others nothing: only its failure is recorded and, past the
+    attempt cap, only it is dead-lettered.
+    """
+    pending, written = _claim(entry_ids), 0
+    while pending:
         try:
-            next_state(memory.state, proposal.action)
-        except InvalidTransition as refusal:
-            return Check(Outcome.STALE, refusal.detail)
-    elif proposal.action == Proposal.Action.FENCE:
-        return None  # a fence records a fact about any memory that still exists
-    elif not memory.is_active:
-        return Check(Outcome.STALE, f"memory is {memory.state}")
-    return None
+            receipts, pending = apply_batch(pending, executor)
+        except Exception as exc:
+            if len(pending) == 1:
+                _record_failure(pending[0], exc)
+                return written
+            logger.warning("a batch of %s entries failed (%s); applying each alone", len(pending), exc)
+            return written + sum(_apply_alone(entry_id, executor) for entry_id in pending)
+        written += len(receipts)
+    return written
 
 
-def _write(proposal: Proposal, memory: Memory | None, *, change_reason: str) -> tuple[Memory | None, dict]:
-    """Apply the frozen action; return the memory as it now is (None once purged) and the effects."""
-    now = timezone.now()
-    if proposal.action == Proposal.Action.PURGE:
-        removed = purge_memory(memory=memory)
-        removed.update(
-            scrub_purged_content(tenant_id=proposal.tenant_id, memory_id=proposal.target_memory_id)
-        )
-        return None, {"purged": removed}
-    if proposal.action == Proposal.Action.FENCE:
-        return memory, {"fenced": proposal.fields["reason"]}
-    if proposal.is_lifecycle:
-        memory = change_state(
-            memory=memory,
-            verb=proposal.action,
-            reason=proposal.fields["reason"],
-            now=now,
-            change_reason=change_reason,
-        )
-        return memory, {}
-    evidence = [
-        link.evidence_revision for link in proposal.evidence_links.select_related("evidence_revision")
-    ]
-    if proposal.action == Proposal.Action.CREATE:
-        memory = create_memory(
-            memory_id=proposal.target_memory_id,
-            tenant_id=proposal.tenant_id,
-            fields=proposal.fields,
-            evidence=evidence,
-            now=now,
-            change_reason=change_reason,
-        )
-        return memory, {}
-    if proposal.action == Proposal.Action.REVALIDATE:
-        memory = update_memory(
-            memory=memory, changes={}, evidence=evidence, now=now, change_reason=change_reason
-        )
-        return memory, {"unfenced": proposal.fields["reason"]}
-    memory = update_memory(
-        memory=memory, changes=proposal.fields, evidence=evidence, now=now, change_reason=change_reason
+def _apply_alone(entry_id: Any, executor: dict[str, Any]) -> int:
+    try:
+        receipts, _ = apply_batch([entry_id], executor)
+    except Exception as exc:
+        _record_failure(entry_id, exc)
+        return 0
+    return len(receipts)
+
+
+def _record_failure(entry_id: Any, exc: Exception) -> None:
+    logger.error("outbox entry %s failed: %s", entry_id, exc, exc_info=exc)
+    record_attempt_failure(entry_id=entry_id, error=f"{type(exc).__name__}: {exc}")
+
+
+@transaction.atomic(durable=True)
+def _claim(entry_ids: list[Any]) -> list[Any]:
+    """Count an attempt for each entry in its own committed transaction; dead-letter past the cap.
+
+    Return the ids claimed. ``skip_locked``: a copy of a message whose entry
+    another worker holds right now returns at once instead of queueing.
+    """
+    entries = (
+        OutboxEntry.objects.select_for_update(skip_locked=True)
+        .filter(pk__in=entry_ids)
+        .exclude(status__in=[OutboxEntry.Status.DONE, OutboxEntry.Status.DEAD])
+        .order_by("pk")
     )
-    return memory, {}
+    claimed = []
+    for entry in entries:
+        if entry.attempts >= settings.CUSTODIAN_OUTBOX_MAX_ATTEMPTS:
+            entry.status = OutboxEntry.Status.DEAD
+            entry.lease_expires_at = None
+            entry.save(update_fields=["status", "lease_expires_at", "updated_at"])
+            logger.error("outbox entry %s dead-lettered after %s attempts", entry.id, entry.attempts)
+            continue
+        if entry.requeued_from_id:
+            # Here, not in the apply step: the receipt must survive a successor that fails too.
+            _close_requeued_predecessor(entry, Proposal.objects.get(pk=entry.proposal_id))
+        claimed.append(entry.pk)
+    now = timezone.now()
+    OutboxEntry.objects.filter(pk__in=claimed).update(
+        attempts=F("attempts") + 1,
+        status=OutboxEntry.Status.DISPATCHED,
+        lease_expires_at=now + timedelta(seconds=settings.CUSTODIAN_OUTBOX_LEASE_SECONDS),
+        updated_at=now,
+    )
+    return claimed
 
 
 @transaction.atomic(durable=True)
@@ -264,6 +142,17 @@ def lease_due_entries(*, limit: int) -> list[Any]:
         updated_at=now,
     )
     return ids
+
+
+def lease_for_sweep() -> list[Any]:
+    """Lease what the sweep may dispatch now, keeping at most ``CUSTODIAN_OUTBOX_MAX_IN_FLIGHT``
+    entries under a live lease, so a large backlog never waits in the queue until its leases expire.
+    """
+    in_flight = OutboxEntry.objects.filter(
+        status=OutboxEntry.Status.DISPATCHED, lease_expires_at__gte=timezone.now()
+    ).count()
+    room = min(settings.CUSTODIAN_OUTBOX_MAX_IN_FLIGHT - in_flight, settings.CUSTODIAN_OUTBOX_SWEEP_BATCH)
+    return lease_due_entries(limit=room) if room > 0 else []
 
 
 @transaction.atomic(durable=True)

@@ -19,14 +19,26 @@ def apply_entry_task(self, entry_id: str) -> None:
         raise
 
 
+@shared_task(name="executor.apply_entries", bind=True, acks_late=True, ignore_result=True)
+def apply_entries_task(self, entry_ids: list[str]) -> None:
+    """Apply a batch the sweep leased; a full batch pulls the next sweep instead of waiting for beat."""
+    from executor.services import apply_entries
+
+    identity = {"host": socket.gethostname(), "pid": os.getpid(), "task_id": self.request.id or ""}
+    apply_entries(entry_ids=entry_ids, executor=identity)
+    if len(entry_ids) >= settings.CUSTODIAN_EXECUTOR_BATCH:
+        sweep_outbox_task.delay()
+
+
 @shared_task(name="executor.sweep_outbox", ignore_result=True)
 def sweep_outbox_task() -> int:
-    """Re-dispatch due entries: the guarantee behind the on-commit nudge."""
-    from executor.services import lease_due_entries
+    """Dispatch due entries in batches: the guarantee behind the on-commit nudge, and the backlog path."""
+    from executor.services import lease_for_sweep
 
-    ids = lease_due_entries(limit=settings.CUSTODIAN_OUTBOX_SWEEP_BATCH)
-    for entry_id in ids:
-        apply_entry_task.apply_async(args=[str(entry_id)], task_id=str(entry_id))
+    ids = [str(entry_id) for entry_id in lease_for_sweep()]
+    size = settings.CUSTODIAN_EXECUTOR_BATCH
+    for start in range(0, len(ids), size):
+        apply_entries_task.delay(ids[start : start + size])
     return len(ids)
 
 

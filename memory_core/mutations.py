@@ -13,6 +13,7 @@ from typing import Any
 
 from django.db.models import Q
 from django.utils.dateparse import parse_datetime
+from simple_history.utils import bulk_create_with_history
 
 from evidence.models import EvidenceRevision
 from memory_core.lifecycle import next_state
@@ -41,6 +42,13 @@ def create_memory(
     change_reason: str,
 ) -> Memory:
     """Create revision 1 of a memory with its evidence bindings."""
+    memory = new_memory(memory_id=memory_id, tenant_id=tenant_id, fields=fields, now=now)
+    create_memories([(memory, list(evidence), change_reason)])
+    return memory
+
+
+def new_memory(*, memory_id: Any, tenant_id: Any, fields: dict[str, Any], now: datetime) -> Memory:
+    """Build (unsaved) revision 1 of a memory from a create proposal's frozen fields."""
     memory = Memory(
         id=memory_id,
         tenant_id=tenant_id,
@@ -53,10 +61,24 @@ def create_memory(
         updated_at=now,
     )
     _assign(memory, fields, now)
-    memory._change_reason = change_reason
-    memory.save(force_insert=True)
-    _bind_evidence(memory, evidence)
     return memory
+
+
+def create_memories(created: list[tuple[Memory, list[EvidenceRevision], str]]) -> None:
+    """Insert new memories (from :func:`new_memory`), each with its evidence and change reason.
+
+    Three statements for any number of memories: the rows, their history
+    rows (simple-history's bulk path, with each memory's change reason) and
+    their evidence links. This is the executor's bulk path for creates.
+    """
+    if not created:
+        return
+    for memory, _, change_reason in created:
+        memory._change_reason = change_reason
+    bulk_create_with_history([memory for memory, _, _ in created], Memory)
+    MemoryEvidence.objects.bulk_create(
+        [link for memory, evidence, _ in created for link in _evidence_links(memory, evidence)]
+    )
 
 
 def update_memory(
@@ -107,7 +129,11 @@ def _assign(memory: Memory, fields: dict[str, Any], now: datetime) -> None:
 
 
 def _bind_evidence(memory: Memory, evidence: Iterable[EvidenceRevision]) -> None:
-    MemoryEvidence.objects.bulk_create(
+    MemoryEvidence.objects.bulk_create(_evidence_links(memory, evidence))
+
+
+def _evidence_links(memory: Memory, evidence: Iterable[EvidenceRevision]) -> list[MemoryEvidence]:
+    return [
         MemoryEvidence(
             tenant_id=memory.tenant_id,
             memory=memory,
@@ -116,7 +142,7 @@ def _bind_evidence(memory: Memory, evidence: Iterable[EvidenceRevision]) -> None
             content_hash=revision.content_hash,
         )
         for revision in evidence
-    )
+    ]
 
 
 def change_state(*, memory: Memory, verb: str, reason: str, now: datetime, change_reason: str) -> Memory:

@@ -15,7 +15,7 @@ from proposals.services.workflow import (
     conclude_review,
     escalate_to_review,
     expire_overdue_reviews,
-    record_execution,
+    record_executions,
     scrub_purged_content,
 )
 
@@ -29,7 +29,7 @@ __all__ = [
     "propose_fences",
     "propose_retention_expiries",
     "propose_revalidations",
-    "record_execution",
+    "record_executions",
     "scrub_purged_content",
     "submit_proposal",
     "withdraw_proposal",

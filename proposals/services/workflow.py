@@ -1,5 +1,7 @@
 """Status steps taken inside the executor's or the review workflow's transaction."""
 
+from collections import defaultdict
+
 from django.db import transaction
 from django.utils import timezone
 
@@ -7,11 +9,22 @@ from proposals.models import Proposal
 from proposals.services.submission import release
 
 
-def record_execution(proposal: Proposal, *, outcome: str, applied: bool) -> None:
-    """Record the executor's outcome on a locked, released proposal (executor's transaction)."""
-    proposal.transition_to(Proposal.Status.APPLIED if applied else Proposal.Status.NOT_APPLIED)
-    proposal.outcome = outcome
-    proposal.save(update_fields=["status", "outcome", "updated_at"])
+def record_executions(outcomes: list[tuple[Proposal, str, bool]]) -> None:
+    """Record the executor's (proposal, outcome, applied) on locked, released proposals.
+
+    One UPDATE per distinct outcome (a batch is mostly "applied") and one
+    insert of history rows, instead of a save per proposal.
+    """
+    now = timezone.now()
+    by_outcome = defaultdict(list)
+    for proposal, outcome, applied in outcomes:
+        proposal.transition_to(Proposal.Status.APPLIED if applied else Proposal.Status.NOT_APPLIED)
+        proposal.outcome = outcome
+        proposal.updated_at = now
+        by_outcome[(proposal.status, outcome)].append(proposal.pk)
+    for (status, outcome), ids in by_outcome.items():
+        Proposal.objects.filter(pk__in=ids).update(status=status, outcome=outcome, updated_at=now)
+    Proposal.history.bulk_history_create([proposal for proposal, _, _ in outcomes], update=True)
 
 
 def escalate_to_review(proposal: Proposal, *, failed_gates: list[str]) -> None:

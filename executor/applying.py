@@ -1,0 +1,255 @@
+"""The transaction that applies a batch of claimed outbox entries.
+
+Rows are locked in one order (entries, proposals, memories, each by primary
+key; the receipt chain heads last), so batches on two workers never
+deadlock, and a chain head is held only for the bulk append at the end.
+Each entry is still re-verified on its own; what is shared is the
+round-trips: one query locks the batch's proposals, one its memories, one
+reads its evidence, and creates (the commonest write), receipts and
+proposal outcomes are written with bulk inserts.
+"""
+
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from evidence.models import EvidenceRevision
+from executor.chain import append_receipts
+from executor.models import OutboxEntry, Receipt
+from memory_core.lifecycle import InvalidTransition, next_state
+from memory_core.models import Memory
+from memory_core.mutations import (
+    change_state,
+    create_memories,
+    new_memory,
+    purge_memory,
+    update_memory,
+)
+from proposals.gates import failed_gates
+from proposals.models import Proposal, ProposalEvidence
+from proposals.services import escalate_to_review, record_executions, scrub_purged_content
+from reviews.selectors import approving_decisions, has_veto
+
+Outcome = Receipt.Outcome
+
+
+@dataclass(frozen=True)
+class Check:
+    outcome: str
+    reason: str = ""
+    decision_ids: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Writes:
+    """What a batch writes in bulk once every entry in it has been decided."""
+
+    created: list[tuple[Memory, list[EvidenceRevision], str]] = field(default_factory=list)
+    executed: list[tuple[Proposal, str, bool]] = field(default_factory=list)
+    receipts: list[dict[str, Any]] = field(default_factory=list)
+
+
+@transaction.atomic(durable=True)
+def apply_batch(entry_ids: list[Any], executor: dict[str, Any]) -> tuple[list[Receipt], list[Any]]:
+    """Apply claimed entries exactly once; return their receipts and the ids left for the next batch.
+
+    An entry whose memory an earlier entry of this batch already touched is
+    left for the next batch, so it is verified against the committed row.
+    """
+    entries = list(
+        OutboxEntry.objects.select_for_update()
+        .filter(pk__in=entry_ids)
+        .exclude(status__in=[OutboxEntry.Status.DONE, OutboxEntry.Status.DEAD])
+        .order_by("pk")
+    )
+    proposals = {
+        proposal.pk: proposal
+        for proposal in Proposal.objects.select_for_update()
+        .filter(pk__in=[entry.proposal_id for entry in entries])
+        .order_by("pk")
+    }
+    memories = {
+        memory.pk: memory
+        for memory in Memory.objects.select_for_update()
+        .filter(pk__in=[proposal.target_memory_id for proposal in proposals.values()])
+        .order_by("pk")
+    }
+    evidence = _evidence_by_proposal(list(proposals))
+    writes, touched, deferred = _Writes(), set(), []
+    for entry in entries:
+        proposal = proposals[entry.proposal_id]
+        if proposal.target_memory_id in touched:
+            deferred.append(entry.pk)
+            continue
+        touched.add(proposal.target_memory_id)
+        memory = memories.get(proposal.target_memory_id)
+        if memory is not None and memory.tenant_id != proposal.tenant_id:
+            memory = None  # another tenant's row is, for this proposal, no memory at all
+        _apply_one(entry, proposal, memory, evidence[proposal.pk], executor, writes)
+    create_memories(writes.created)
+    record_executions(writes.executed)
+    receipts = append_receipts(writes.receipts)
+    OutboxEntry.objects.filter(pk__in=[row["outbox_entry"].pk for row in writes.receipts]).update(
+        status=OutboxEntry.Status.DONE, lease_expires_at=None, updated_at=timezone.now()
+    )
+    return receipts, deferred
+
+
+def _evidence_by_proposal(proposal_ids: list[Any]) -> dict[Any, list[EvidenceRevision]]:
+    cited = defaultdict(list)
+    links = ProposalEvidence.objects.filter(proposal_id__in=proposal_ids).select_related("evidence_revision")
+    for link in links.order_by("pk"):
+        cited[link.proposal_id].append(link.evidence_revision)
+    return cited
+
+
+def _apply_one(
+    entry: OutboxEntry,
+    proposal: Proposal,
+    memory: Memory | None,
+    evidence: list[EvidenceRevision],
+    executor: dict[str, Any],
+    writes: _Writes,
+) -> None:
+    before = (memory.revision, memory.content_hash) if memory else (None, "")
+    check = _verify(entry, proposal, memory, evidence)
+    receipt_id = uuid.uuid4()
+    effects: dict = {}
+    if check.outcome == Outcome.APPLIED:
+        memory, effects = _write(proposal, memory, evidence, f"receipt:{receipt_id}", writes)
+        writes.executed.append((proposal, check.outcome, True))
+    elif check.outcome == Outcome.GATE_FAILED:
+        escalate_to_review(proposal, failed_gates=check.reason.split(","))
+    elif proposal.status == Proposal.Status.RELEASED:
+        writes.executed.append((proposal, check.outcome, False))
+    after = (memory.revision, memory.content_hash) if memory else (None, "")
+    writes.receipts.append(
+        {
+            "id": receipt_id,
+            "tenant_id": proposal.tenant_id,
+            "proposal": proposal,
+            "outbox_entry": entry,
+            "outcome": check.outcome,
+            "reason": check.reason,
+            "memory_id": proposal.target_memory_id,
+            "before_revision": before[0],
+            "before_content_hash": before[1],
+            "after_revision": after[0],
+            "after_content_hash": after[1],
+            "action_digest": entry.action_digest,
+            "evidence": proposal.evidence,
+            "decision_ids": check.decision_ids,
+            "effects": effects,
+            "policy_fingerprint": proposal.policy_fingerprint,
+            "executor": executor,
+        }
+    )
+
+
+def _verify(
+    entry: OutboxEntry, proposal: Proposal, memory: Memory | None, evidence: list[EvidenceRevision]
+) -> Check:
+    """Re-check everything the verdict rested on; the first failure decides the outcome."""
+    if proposal.status == Proposal.Status.WITHDRAWN:
+        return Check(Outcome.WITHDRAWN, "withdrawn by the agent before execution")
+    if proposal.status == Proposal.Status.BLOCKED_EVIDENCE:
+        return Check(Outcome.EVIDENCE_INVALID, "blocked: it cites evidence that was invalidated")
+    if proposal.status != Proposal.Status.RELEASED:
+        return Check(Outcome.STALE, f"proposal is {proposal.status}, not released")
+    recomputed = proposal.compute_action_digest()
+    if not (recomputed == proposal.action_digest == entry.action_digest):
+        return Check(Outcome.DIGEST_MISMATCH, "the frozen action changed after release")
+    decision_ids: list[str] = []
+    if proposal.classification == Proposal.Classification.POLICY_GATED:
+        failed = failed_gates(proposal, memory=memory)
+        if failed:
+            return Check(Outcome.GATE_FAILED, ",".join(failed))
+    elif proposal.classification == Proposal.Classification.REVIEW_REQUIRED:
+        if has_veto(proposal):
+            return Check(Outcome.APPROVALS_MISSING, "vetoed by a reject on the current digest")
+        approvals = approving_decisions(proposal)
+        if len(approvals) < proposal.required_approvals:
+            return Check(
+                Outcome.APPROVALS_MISSING,
+                f"{len(approvals)} of {proposal.required_approvals} approvals on the current digest",
+            )
+        decision_ids = [str(decision.id) for decision in approvals]
+    refusal = _check_evidence(evidence) or _check_target(proposal, memory)
+    return refusal or Check(Outcome.APPLIED, decision_ids=decision_ids)
+
+
+def _check_evidence(evidence: list[EvidenceRevision]) -> Check | None:
+    invalid = next((rev for rev in evidence if rev.status != EvidenceRevision.Status.VALID), None)
+    if invalid is None:
+        return None
+    return Check(
+        Outcome.EVIDENCE_INVALID, f"evidence {invalid.source_id}@{invalid.revision} is {invalid.status}"
+    )
+
+
+def _check_target(proposal: Proposal, memory: Memory | None) -> Check | None:
+    """Compare-and-swap: the memory must be exactly where the proposal left it."""
+    if proposal.action == Proposal.Action.CREATE:
+        return Check(Outcome.STALE, "memory already exists") if memory is not None else None
+    if memory is None:
+        return Check(Outcome.STALE, "memory no longer exists")
+    if memory.revision != proposal.base_revision:
+        return Check(Outcome.STALE, f"base revision {proposal.base_revision}, memory is at {memory.revision}")
+    if proposal.is_lifecycle:
+        try:
+            next_state(memory.state, proposal.action)
+        except InvalidTransition as refusal:
+            return Check(Outcome.STALE, refusal.detail)
+    elif proposal.action == Proposal.Action.FENCE:
+        return None  # a fence records a fact about any memory that still exists
+    elif not memory.is_active:
+        return Check(Outcome.STALE, f"memory is {memory.state}")
+    return None
+
+
+def _write(
+    proposal: Proposal,
+    memory: Memory | None,
+    evidence: list[EvidenceRevision],
+    change_reason: str,
+    writes: _Writes,
+) -> tuple[Memory | None, dict]:
+    """Apply the frozen action; return the memory as it now is (None once purged) and the effects.
+
+    A create is only built here; the batch inserts all of them at the end.
+    """
+    now = timezone.now()
+    if proposal.action == Proposal.Action.CREATE:
+        memory = new_memory(
+            memory_id=proposal.target_memory_id, tenant_id=proposal.tenant_id, fields=proposal.fields, now=now
+        )
+        writes.created.append((memory, evidence, change_reason))
+        return memory, {}
+    if proposal.action == Proposal.Action.PURGE:
+        removed = purge_memory(memory=memory)
+        removed.update(
+            scrub_purged_content(tenant_id=proposal.tenant_id, memory_id=proposal.target_memory_id)
+        )
+        return None, {"purged": removed}
+    if proposal.action == Proposal.Action.FENCE:
+        return memory, {"fenced": proposal.fields["reason"]}
+    if proposal.is_lifecycle:
+        memory = change_state(
+            memory=memory,
+            verb=proposal.action,
+            reason=proposal.fields["reason"],
+            now=now,
+            change_reason=change_reason,
+        )
+        return memory, {}
+    changes = {} if proposal.action == Proposal.Action.REVALIDATE else proposal.fields
+    memory = update_memory(
+        memory=memory, changes=changes, evidence=evidence, now=now, change_reason=change_reason
+    )
+    if proposal.action == Proposal.Action.REVALIDATE:
+        return memory, {"unfenced": proposal.fields["reason"]}
+    return memory, {}
