@@ -1,0 +1,55 @@
+"""The fast path of canonical_json must produce the reference RFC 8785 bytes, always."""
+
+import pytest
+import rfc8785
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.canonical import canonical_json
+
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**60), max_value=2**60)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+)
+json_values = st.recursive(
+    scalars,
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(), children, max_size=5),
+    max_leaves=30,
+)
+
+
+def _reference(value):
+    try:
+        return rfc8785.dumps(value)
+    except Exception as exc:
+        return type(exc)
+
+
+def _ours(value):
+    try:
+        return canonical_json(value)
+    except Exception as exc:
+        return type(exc)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(json_values)
+def test_canonical_json_equals_the_reference_encoder(value):
+    assert _ours(value) == _reference(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"\U0001f600": 1, "\ufb01": 2, "a": 3},  # UTF-16 order differs from code point order
+        {"x": 1.0, "y": 1e-7, "z": 1e21},  # ES6 number formatting
+        {"big": 2**53, "small": -(2**53)},  # beyond I-JSON's safe integers
+        {"s": 'tab\t nul\x00 del\x7f quote" backslash\\ é \u2028'},
+        ["\ud800"],  # a lone surrogate
+    ],
+)
+def test_edge_cases_match_the_reference_encoder(value):
+    assert _ours(value) == _reference(value)
