@@ -3,7 +3,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint fmt migrate clean fuzz faults
+.PHONY: run test lint fmt migrate clean fuzz faults bench bench-smoke
 
 $(BIN)/.installed: requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,14 @@ fuzz: $(BIN)/.installed
 
 faults: $(BIN)/.installed
 	CUSTODIAN_FAULT_SCALE=full $(BIN)/pytest -p no:cacheprovider -s tests/faults
+
+# The benchmark suite (bench/README.md): a fresh database `custodian_bench` on the local
+# PostgreSQL, Redis db 13, gunicorn and Celery executor workers. BENCH_ARGS="--only recall" etc.
+bench: $(BIN)/.installed
+	$(BIN)/python -m bench --scale full $(BENCH_ARGS)
+
+bench-smoke: $(BIN)/.installed
+	$(BIN)/python -m bench --scale smoke --out var/bench-smoke $(BENCH_ARGS)
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/lint-imports

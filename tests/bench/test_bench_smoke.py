@@ -1,0 +1,82 @@
+"""CI runs the whole benchmark at smoke scale, so the benchmark code cannot rot.
+
+No timing is asserted (speed is the benchmark's business); this checks
+that every part runs against the real stack (gunicorn, Celery executor
+workers, PostgreSQL, Redis) and reports something meaningful.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import urllib.parse
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+pytestmark = pytest.mark.services
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _bench_urls() -> tuple[str, str]:
+    db = connection.settings_dict
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
+    database = f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/custodian_bench_smoke"
+    broker = urllib.parse.urlsplit(settings.CELERY_BROKER_URL)
+    return database, broker._replace(path="/13").geturl()
+
+
+def test_smoke_benchmark_runs_every_part_and_writes_the_report(tmp_path):
+    database, redis = _bench_urls()
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "--scale",
+            "smoke",
+            "--quiet",
+            "--out",
+            str(tmp_path),
+            "--database-url",
+            database,
+            "--redis-url",
+            redis,
+            "--port",
+            "8799",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    document = json.loads((tmp_path / "latest.json").read_text())
+    results = document["results"]
+    assert set(results) == {"submit", "e2e", "drain", "review", "recall", "floor"}
+    measured = [
+        results["submit"]["clients_1"],
+        results["submit"]["clients_8"],
+        results["e2e"],
+        *(size[kind] for size in results["recall"]["sizes"].values() for kind in ("search", "get")),
+    ]
+    assert all(m["errors"] == 0 and m["runs"][0]["count"] > 0 for m in measured)
+    assert all(
+        size["search"]["empty"] < size["search"]["runs"][0]["count"]
+        for size in results["recall"]["sizes"].values()
+    )
+    for workers in ("workers_1", "workers_2"):
+        (run,) = results["drain"][workers]["runs"]
+        assert run["outcomes"] == {"applied": run["backlog"]}
+    assert all(
+        size["verify_receipts"]["receipts"] >= int(n) for n, size in results["recall"]["sizes"].items()
+    )
+    assert results["review"]["constant_queries"] is True
+    assert {row["target"] for row in document["targets"]} and (tmp_path / "latest.md").read_text().count(
+        "|"
+    ) > 20
+    for plot in ("recall_latency", "submit_latency", "executor_drain", "review_pages"):
+        assert (tmp_path / f"{plot}.png").stat().st_size > 1000
