@@ -4,16 +4,17 @@ Every digest in Custodian (evidence content, action digests, policy
 fingerprints, receipt hashes) goes through :func:`digest`, so a hash never
 depends on key order, whitespace or the Python version that computed it.
 
-Most values Custodian hashes (receipts, frozen actions without numbers)
-hold only strings, safe integers, booleans and nulls under ASCII keys; for
-those the standard library's sorted, compact ``json.dumps`` produces exactly
-the RFC 8785 bytes, about four times faster than the reference encoder.
-Anything else (floats above all, whose RFC 8785 form differs from
-Python's) goes to the reference encoder. A property test holds the two equal.
+Most values Custodian hashes hold only strings, booleans, nulls, safe
+integers and everyday floats under ASCII keys; for those the standard
+library's sorted, compact ``json.dumps`` produces exactly the RFC 8785
+bytes (once integral floats are written as integers), four to five times
+faster than the reference encoder. Anything else goes to the reference
+encoder. A property test holds the two equal.
 """
 
 import hashlib
 import json
+import math
 from typing import Any
 
 import rfc8785
@@ -24,12 +25,10 @@ _encode_plain = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=
 
 def canonical_json(value: Any) -> bytes:
     """Return the RFC 8785 canonical encoding of a JSON value."""
-    if _is_plain(value):
-        try:
-            return _encode_plain(value).encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate: let the reference encoder decide
-            pass
-    return rfc8785.dumps(value)
+    try:
+        return _encode_plain(_plain(value)).encode("utf-8")
+    except (_NotPlain, UnicodeEncodeError):  # (a lone surrogate is not plain either)
+        return rfc8785.dumps(value)
 
 
 def digest(value: Any) -> str:
@@ -37,21 +36,33 @@ def digest(value: Any) -> str:
     return hashlib.sha256(canonical_json(value)).hexdigest()
 
 
-def _is_plain(value: Any) -> bool:
-    """True if ``json.dumps`` already encodes ``value`` as RFC 8785 does.
+class _NotPlain(Exception):
+    pass
+
+
+def _plain(value: Any) -> Any:
+    """Return ``value`` as ``json.dumps`` encodes the way RFC 8785 does, or raise ``_NotPlain``.
 
     Strings escape the same way in both; ASCII keys sort the same by code
-    point (Python) and by UTF-16 code unit (RFC 8785); integers within the
-    safe range print the same. Floats do not (``1.0`` vs ``1``, ``1e-07``
-    vs ``1e-7``), nor do types the reference encoder rejects.
+    point (Python) and by UTF-16 code unit (RFC 8785); safe integers print
+    the same. Floats print the same only in fixed notation with a fraction
+    (Python switches to exponents below 1e-4 and from 1e16, ECMAScript below
+    1e-6 and from 1e21), and an integral float is written as an integer.
     """
     kind = type(value)
     if kind is str or kind is bool or value is None:
-        return True
-    if kind is int:
-        return -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER
-    if kind is dict:
-        return all(type(key) is str and key.isascii() and _is_plain(item) for key, item in value.items())
-    if kind is list:
-        return all(_is_plain(item) for item in value)
-    return False
+        return value
+    if kind is int and -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER:
+        return value
+    if kind is float and math.isfinite(value):
+        if value.is_integer():
+            if abs(value) <= _MAX_SAFE_INTEGER:
+                return int(value)
+        elif 1e-4 <= abs(value) < 1e16:
+            return value
+    elif kind is dict:
+        if all(type(key) is str and key.isascii() for key in value):
+            return {key: _plain(item) for key, item in value.items()}
+    elif kind is list:
+        return [_plain(item) for item in value]
+    raise _NotPlain

@@ -46,6 +46,7 @@ def test_canonical_json_equals_the_reference_encoder(value):
     [
         {"\U0001f600": 1, "\ufb01": 2, "a": 3},  # UTF-16 order differs from code point order
         {"x": 1.0, "y": 1e-7, "z": 1e21},  # ES6 number formatting
+        [0.0001, 0.00009, 1e16 - 2, 1e16, -0.0, 0.1 + 0.2, 2.0**53, 2.0**53 + 2, 0.7],
         {"big": 2**53, "small": -(2**53)},  # beyond I-JSON's safe integers
         {"s": 'tab\t nul\x00 del\x7f quote" backslash\\ é \u2028'},
         ["\ud800"],  # a lone surrogate
