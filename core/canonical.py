@@ -52,17 +52,22 @@ def _plain(value: Any) -> Any:
     kind = type(value)
     if kind is str or kind is bool or value is None:
         return value
-    if kind is int and -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER:
-        return value
-    if kind is float and math.isfinite(value):
+    if kind is dict:
+        try:
+            ascii_keys = "".join(value).isascii()  # also refuses non-string keys (TypeError)
+        except TypeError:
+            raise _NotPlain from None
+        if ascii_keys:
+            return {key: item if type(item) is str else _plain(item) for key, item in value.items()}
+    elif kind is list:
+        return [item if type(item) is str else _plain(item) for item in value]
+    elif kind is int:
+        if -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER:
+            return value
+    elif kind is float and math.isfinite(value):
         if value.is_integer():
             if abs(value) <= _MAX_SAFE_INTEGER:
                 return int(value)
         elif 1e-4 <= abs(value) < 1e16:
             return value
-    elif kind is dict:
-        if all(type(key) is str and key.isascii() for key in value):
-            return {key: _plain(item) for key, item in value.items()}
-    elif kind is list:
-        return [_plain(item) for item in value]
     raise _NotPlain

@@ -20,6 +20,7 @@ def memory_problems(tenant_id: Any, *, limit: int = 20) -> list[str]:
     orphans = (
         Memory.history.filter(tenant_id=tenant_id)
         .exclude(Exists(applied.filter(memory_id=OuterRef("id"), after_revision=OuterRef("revision"))))
+        .order_by()
         .values_list("id", "revision")[:limit]
     )
     problems = [f"memory {mid} revision {rev} has no applied receipt" for mid, rev in orphans]

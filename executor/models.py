@@ -112,6 +112,12 @@ class Receipt(AppendOnlyModel):
         ]
         indexes = [
             models.Index(fields=["tenant", "memory_id", "seq"], name="receipt_memory_idx"),
+            # verify_receipts: "does an applied receipt account for this memory revision?"
+            models.Index(
+                fields=["tenant", "memory_id", "after_revision"],
+                condition=models.Q(outcome="applied"),
+                name="receipt_applied_revision_idx",
+            ),
             models.Index(fields=["tenant", "proposal", "seq"], name="receipt_proposal_idx"),
             models.Index(fields=["tenant", "-created_at", "-id"], name="receipt_recent_idx"),
         ]
