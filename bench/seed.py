@@ -1,22 +1,18 @@
 """Bulk seeding for benchmarks: COPY rows that the real models built, so the seeded world verifies.
 
-Saving row by row through the ORM (and the executor) manages a few hundred
+Submitting and applying through the services manages a few hundred
 memories a second; a benchmark needs a million. Here every row is still a
 model instance with the values the real code would give it: the verdict
 comes from the real policy engine (``freeze_and_classify`` once per kind of
-proposal), memory fields go through the executor's own ``_assign``, and the
-digests cover exactly ``Memory.snapshot()``, ``Proposal.frozen_action()``
-and ``Receipt.body()``. Only the writing differs: a batch of instances goes
-to PostgreSQL with COPY, one transaction per batch, the receipt chain head
-locked and advanced in that same transaction. The seeded world passes
-``verify_receipts`` and ``executor.audit.memory_problems``.
-
-Digests: ``core.canonical.digest`` (RFC 8785 in pure Python, ~60 µs) would
-be most of the time per memory, so by default the same canonical bytes are
-produced with ``json.dumps`` for the plain JSON seeding makes (ASCII keys,
-safe integers, floats that print the same in Python and ECMAScript); any
-other value falls back to ``digest``, and every 500th row is also hashed
-with ``digest`` and compared. ``exact_digests=True`` uses ``digest`` for all.
+proposal), memories come from the executor's own ``new_memory``, and the
+four digests per memory are the models' own (the request body's
+``digest``, ``compute_action_digest``, ``content_hash``, ``compute_hash``),
+each computed once. Values they cover are plain strings, not TextChoices
+members, so ``core.canonical`` takes its fast path. Only the writing
+differs: batches of instances go to PostgreSQL with COPY, one transaction
+per batch, on a second thread while the next batch is built; each batch
+locks the receipt chain head and advances it in the same transaction. The
+seeded world passes ``verify_receipts`` and ``executor.audit.memory_problems``.
 
 Not written: proposal history rows (``proposals_historicalproposal``) and
 agents' recall audit rows; nothing verifies or lists them.
@@ -27,7 +23,6 @@ idempotency keys and fails on their unique constraint: use a fresh seed.
 
 import contextlib
 import functools
-import hashlib
 import json
 import operator
 import os
@@ -55,7 +50,7 @@ from core.canonical import digest
 from evidence.models import EvidenceRevision
 from executor.models import OutboxEntry, Receipt, ReceiptChain
 from memory_core.models import Memory, MemoryEvidence
-from memory_core.mutations import _assign as assign_memory_fields  # the executor's own assignment
+from memory_core.mutations import new_memory
 from proposals.models import Proposal, ProposalEvidence
 from proposals.services.freezing import freeze_and_classify
 from reviews.models import ReviewDecision
@@ -67,7 +62,7 @@ Progress = Callable[[int], None] | None
 HistoricalMemory = Memory.history.model
 HistoricalDecision = ReviewDecision.history.model
 HISTORY = {Memory: HistoricalMemory, ReviewDecision: HistoricalDecision}  # model.history builds a manager
-CHECK_EVERY = 500  # rows between digests recomputed with core.canonical.digest
+_NONE, _NOTHING = [], {}  # shared empty decision_ids and effects: encoded once per batch, never mutated
 EXECUTOR = {"host": "bench-seed", "pid": os.getpid()}
 # The models one applied memory writes, in foreign-key order.
 APPLIED_MODELS = (
@@ -81,88 +76,6 @@ APPLIED_MODELS = (
     MemoryEvidence,
     Receipt,
 )
-
-
-# --- canonical digests --------------------------------------------------------
-
-_MAX_SAFE_INT = 2**53 - 1
-_LEAVES = frozenset((str, bool, type(None)))
-
-
-class _NotPlain(Exception):
-    """The value is outside the subset the fast encoder reproduces exactly."""
-
-
-def _has_integral_floats(value: Any) -> bool:
-    """Check ``value`` is in the safe subset (else raise ``_NotPlain``); say if it holds floats like 1.0.
-
-    The subset: ASCII keys (so Python's key order is RFC 8785's UTF-16
-    order), integers within 2**53, floats that are integral or print the
-    same in Python and ECMAScript (1e-4 <= |x| < 1e16), strings, booleans,
-    null. Iterative, as this runs four times per seeded memory.
-    """
-    stack = [value]
-    pop, extend = stack.pop, stack.extend
-    integral = False
-    while stack:
-        item = pop()
-        kind = type(item)
-        if kind in _LEAVES:
-            continue
-        if kind is dict:
-            if not "".join(item).isascii():  # TypeError for a non-string key: caught by the caller
-                raise _NotPlain
-            extend(item.values())
-        elif kind is list or kind is tuple:
-            extend(item)
-        elif kind is float:
-            if item.is_integer() and abs(item) <= _MAX_SAFE_INT:
-                integral = True
-            elif not 1e-4 <= abs(item) < 1e16:
-                raise _NotPlain
-        elif kind is int:
-            if not -_MAX_SAFE_INT <= item <= _MAX_SAFE_INT:
-                raise _NotPlain
-        elif not isinstance(item, str):  # TextChoices members are strings
-            raise _NotPlain
-    return integral
-
-
-def _ints_for_integral_floats(value: Any) -> Any:
-    """Return ``value`` with integral floats as ints: ECMAScript prints 1.0 as 1, Python as 1.0."""
-    kind = type(value)
-    if kind is float and value.is_integer():
-        return int(value)
-    if kind is dict:
-        return {key: _ints_for_integral_floats(item) for key, item in value.items()}
-    if kind is list or kind is tuple:
-        return [_ints_for_integral_floats(item) for item in value]
-    return value
-
-
-def fast_digest(value: Any) -> str:
-    """Return ``core.canonical.digest(value)``, three to four times faster for plain JSON.
-
-    Inside the subset ``_has_integral_floats`` checks, sorted compact
-    ``json.dumps`` output is byte for byte RFC 8785; anything else goes to
-    ``digest`` itself.
-    """
-    try:
-        if _has_integral_floats(value):
-            value = _ints_for_integral_floats(value)
-        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
-    except (_NotPlain, TypeError, ValueError, UnicodeEncodeError):
-        return digest(value)
-
-
-def _hash(value: Any, *, exact: bool, check: bool) -> str:
-    if exact:
-        return digest(value)
-    result = fast_digest(value)
-    if check and result != digest(value):
-        raise RuntimeError(f"fast digest differs from core.canonical.digest for {value!r}")
-    return result
 
 
 # --- rows from model instances --------------------------------------------------
@@ -307,7 +220,6 @@ class _World:
     agent: Agent
     evidence: list[EvidenceRevision]
     text: TextGenerator
-    exact: bool
     reviewers: list = field(default_factory=list)
     verdicts: dict[tuple, _Verdict] = field(default_factory=dict)
 
@@ -321,6 +233,11 @@ class _World:
             raise ValueError("the agent belongs to another tenant")
         self.evidence = sorted(self.evidence, key=lambda r: (str(r.source_id), r.revision))
         self._bindings = [revision.binding() for revision in self.evidence]
+        self._ids = random.Random(os.urandom(16))
+
+    def new_id(self) -> uuid.UUID:
+        """Return a random (version 4) UUID; ``uuid4()`` reads the OS per call, 4.5 times per memory."""
+        return uuid.UUID(int=self._ids.getrandbits(128), version=4)
 
     def freeze(
         self, i: int, *, kind: str | None, risk_levels: Sequence[str], allowed: Sequence[str]
@@ -376,9 +293,6 @@ class _World:
             self.reviewers.append(user)
         return self.reviewers[:count]
 
-    def hash(self, value: Any, *, check: bool) -> str:
-        return _hash(value, exact=self.exact, check=check)
-
     def proposal(
         self,
         frozen: _Frozen,
@@ -387,7 +301,6 @@ class _World:
         created_at: datetime,
         updated_at: datetime,
         outcome: str = "",
-        check: bool,
     ) -> Proposal:
         """Build the proposal row ``submit_proposal`` would store for ``frozen`` (and the executor update)."""
         rationale = self.text.rationale(frozen.i)
@@ -401,11 +314,11 @@ class _World:
         fields = frozen.fields
         proposal = new(
             Proposal,
-            id=uuid.uuid4(),
+            id=self.new_id(),
             tenant_id=self.tenant.pk,
             submitted_by_id=self.agent.pk,
-            action=Proposal.Action.CREATE,
-            target_memory_id=uuid.uuid4(),
+            action=Proposal.Action.CREATE.value,
+            target_memory_id=self.new_id(),
             base_revision=0,
             fields=fields,
             evidence=frozen.bindings,
@@ -416,7 +329,7 @@ class _World:
             memory_type=fields["type"],
             memory_scope=fields["scope"],
             idempotency_key=f"bench-{self.text.seed}-{frozen.i}",
-            request_hash=self.hash(request, check=check),
+            request_hash=digest(request),  # what the API hashes: the request body
             review_deadline=frozen.verdict.deadline(created_at),
             status=status,
             outcome=outcome,
@@ -424,7 +337,7 @@ class _World:
             updated_at=updated_at,
             **frozen.verdict.values,
         )
-        proposal.action_digest = self.hash(proposal.frozen_action(), check=check)
+        proposal.action_digest = proposal.compute_action_digest()
         return proposal
 
     def evidence_links(self, proposal: Proposal, frozen: _Frozen) -> list[ProposalEvidence]:
@@ -463,11 +376,11 @@ def _lock_chain(tenant_id) -> ReceiptChain:
     return ReceiptChain.objects.select_for_update().get(tenant_id=tenant_id)
 
 
-def _chain_receipts(world: _World, receipts: list[Receipt], chain: ReceiptChain) -> None:
+def _chain_receipts(receipts: list[Receipt], chain: ReceiptChain) -> None:
     """Give ``receipts`` their places after ``chain``'s head and their hashes; move the head."""
-    for k, receipt in enumerate(receipts):
+    for receipt in receipts:
         receipt.seq, receipt.prev_hash = chain.seq + 1, chain.head_hash
-        receipt.hash = world.hash(receipt.body(), check=k % CHECK_EVERY == 0)
+        receipt.hash = receipt.compute_hash()
         chain.seq, chain.head_hash = receipt.seq, receipt.hash
 
 
@@ -553,7 +466,6 @@ def seed_applied_memories(
     text: TextGenerator,
     progress: Progress = None,
     batch: int = 5000,
-    exact_digests: bool = False,
 ) -> None:
     """Write ``count`` memories as if their create proposals had been submitted and applied.
 
@@ -569,7 +481,7 @@ def seed_applied_memories(
     an interrupted seed leaves a chain that verifies and executors may run
     meanwhile. Timestamps run up to now, after the tenant's last receipt.
     """
-    world = _World(tenant=tenant, agent=agent, evidence=evidence, text=text, exact=exact_digests)
+    world = _World(tenant=tenant, agent=agent, evidence=evidence, text=text)
     indices = text.reserve(count)
     now = timezone.now()
     last = Receipt.objects.filter(tenant=tenant).order_by("-seq").values_list("created_at", flat=True).first()
@@ -587,7 +499,7 @@ def seed_applied_memories(
 @transaction.atomic(durable=True)
 def _write_applied(world: _World, rows: dict[type, list]) -> None:
     chain = _lock_chain(world.tenant.pk)
-    _chain_receipts(world, rows[Receipt], chain)
+    _chain_receipts(rows[Receipt], chain)
     _copy_all(rows)
     chain.save(update_fields=["seq", "head_hash"])
 
@@ -602,7 +514,6 @@ def _applied_rows(world: _World, chunk: range, *, first_at: datetime, step: time
     rows: dict[type, list] = {model: [] for model in APPLIED_MODELS}
     tenant_id = world.tenant.pk
     for k, i in enumerate(chunk):
-        check = k % CHECK_EVERY == 0
         applied_at = first_at + k * step
         frozen = world.freeze(
             i,
@@ -627,7 +538,6 @@ def _applied_rows(world: _World, chunk: range, *, first_at: datetime, step: time
             outcome=Receipt.Outcome.APPLIED,
             created_at=created_at,
             updated_at=applied_at,
-            check=check,
         )
         rows[Proposal].append(proposal)
         rows[ProposalEvidence].extend(world.evidence_links(proposal, frozen))
@@ -635,7 +545,7 @@ def _applied_rows(world: _World, chunk: range, *, first_at: datetime, step: time
         for reviewer in world.approvers(verdict.required_approvals) if reviewed else []:
             decision = new(
                 ReviewDecision,
-                id=uuid.uuid4(),
+                id=world.new_id(),
                 tenant_id=tenant_id,
                 proposal_id=proposal.pk,
                 actor_id=reviewer.pk,
@@ -653,7 +563,7 @@ def _applied_rows(world: _World, chunk: range, *, first_at: datetime, step: time
             rows[HistoricalDecision].append(_history_row(decision, at=released_at, user_id=reviewer.pk))
         entry = new(
             OutboxEntry,
-            id=uuid.uuid4(),
+            id=world.new_id(),
             tenant_id=tenant_id,
             proposal_id=proposal.pk,
             action_digest=proposal.action_digest,
@@ -664,20 +574,11 @@ def _applied_rows(world: _World, chunk: range, *, first_at: datetime, step: time
             updated_at=applied_at,
         )
         rows[OutboxEntry].append(entry)
-        receipt_id = uuid.uuid4()
-        memory = new(
-            Memory,
-            id=proposal.target_memory_id,
-            tenant_id=tenant_id,
-            subject_kind=frozen.fields["subject"]["kind"],
-            subject_id=frozen.fields["subject"]["id"],
-            scope=frozen.fields["scope"],
-            type=frozen.fields["type"],
-            revision=1,
-            created_at=applied_at,
-            updated_at=applied_at,
+        receipt_id = world.new_id()
+        memory = new_memory(  # the executor's own builder
+            memory_id=proposal.target_memory_id, tenant_id=tenant_id, fields=frozen.fields, now=applied_at
         )
-        assign_memory_fields(memory, frozen.fields, applied_at)
+        memory.state = Memory.State.ACTIVE.value  # the default as a plain string (same row, faster hash)
         rows[Memory].append(memory)
         rows[HistoricalMemory].append(_history_row(memory, at=applied_at, reason=f"receipt:{receipt_id}"))
         rows[MemoryEvidence].extend(
@@ -697,17 +598,17 @@ def _applied_rows(world: _World, chunk: range, *, first_at: datetime, step: time
             tenant_id=tenant_id,
             proposal_id=proposal.pk,
             outbox_entry_id=entry.pk,
-            outcome=Receipt.Outcome.APPLIED,
+            outcome=Receipt.Outcome.APPLIED.value,
             reason="",
             memory_id=memory.pk,
             before_revision=None,
             after_revision=1,
             before_content_hash="",
-            after_content_hash=world.hash(memory.snapshot(), check=check),
+            after_content_hash=memory.content_hash,
             action_digest=entry.action_digest,
             evidence=proposal.evidence,
-            decision_ids=[str(decision.pk) for decision in decisions],
-            effects={},
+            decision_ids=[str(decision.pk) for decision in decisions] if decisions else _NONE,
+            effects=_NOTHING,
             policy_fingerprint=proposal.policy_fingerprint,
             executor={**EXECUTOR, "task_id": str(entry.pk)},
             created_at=applied_at,
@@ -749,7 +650,6 @@ def seed_pending_proposals(
     text: TextGenerator,
     progress: Progress = None,
     batch: int = 5000,
-    exact_digests: bool = False,
 ) -> None:
     """Write ``count`` org factor conclusions waiting for a PM, as ``submit_proposal`` leaves them.
 
@@ -758,7 +658,7 @@ def seed_pending_proposals(
     sort), evidence links, created over the last three days; each review
     deadline is its creation plus the rule's window, so none is overdue.
     """
-    world = _World(tenant=tenant, agent=agent, evidence=evidence, text=text, exact=exact_digests)
+    world = _World(tenant=tenant, agent=agent, evidence=evidence, text=text)
     indices = text.reserve(count)
     now = timezone.now()
     with _Writer(_write_rows, progress) as writer:
@@ -769,7 +669,7 @@ def seed_pending_proposals(
 
 def _pending_rows(world: _World, chunk: range, *, now: datetime) -> dict[type, list]:
     proposals, links = [], []
-    for k, i in enumerate(chunk):
+    for i in chunk:
         age = timedelta(seconds=random.Random(i).uniform(60, 72 * 3600))
         frozen = world.freeze(
             i,
@@ -782,7 +682,6 @@ def _pending_rows(world: _World, chunk: range, *, now: datetime) -> dict[type, l
             status=Proposal.Status.PENDING_REVIEW,
             created_at=now - age,
             updated_at=now - age,
-            check=k % CHECK_EVERY == 0,
         )
         proposals.append(proposal)
         links.extend(world.evidence_links(proposal, frozen))
@@ -801,7 +700,6 @@ def seed_released_backlog(
     text: TextGenerator,
     progress: Progress = None,
     batch: int = 5000,
-    exact_digests: bool = False,
 ) -> list[uuid.UUID]:
     """Write ``count`` released auto-apply proposals with a pending outbox entry each; return the entry ids.
 
@@ -809,7 +707,7 @@ def seed_released_backlog(
     due now) but no broker message: the executor's sweep finds them, so a
     benchmark can time how fast the executor drains a backlog.
     """
-    world = _World(tenant=tenant, agent=agent, evidence=evidence, text=text, exact=exact_digests)
+    world = _World(tenant=tenant, agent=agent, evidence=evidence, text=text)
     indices = text.reserve(count)
     entry_ids: list[uuid.UUID] = []
     with _Writer(_write_rows, progress) as writer:
@@ -823,7 +721,7 @@ def seed_released_backlog(
 
 def _backlog_rows(world: _World, chunk: range, *, now: datetime) -> dict[type, list]:
     proposals, links, entries = [], [], []
-    for k, i in enumerate(chunk):
+    for i in chunk:
         frozen = world.freeze(
             i, kind=PREFERENCE, risk_levels=("low",), allowed=(Proposal.Classification.AUTO_APPLY,)
         )
@@ -832,14 +730,13 @@ def _backlog_rows(world: _World, chunk: range, *, now: datetime) -> dict[type, l
             status=Proposal.Status.RELEASED,
             created_at=now,
             updated_at=now,
-            check=k % CHECK_EVERY == 0,
         )
         proposals.append(proposal)
         links.extend(world.evidence_links(proposal, frozen))
         entries.append(
             new(
                 OutboxEntry,
-                id=uuid.uuid4(),
+                id=world.new_id(),
                 tenant_id=world.tenant.pk,
                 proposal_id=proposal.pk,
                 action_digest=proposal.action_digest,
@@ -892,12 +789,12 @@ def floor_rows(
     building in the timed loop, so "seeding at X % of the floor" compares
     like with like. The receipts continue the tenant's chain as it is now.
     """
-    world = _World(tenant=tenant, agent=agent, evidence=evidence, text=text, exact=False)
+    world = _World(tenant=tenant, agent=agent, evidence=evidence, text=text)
     head = ReceiptChain.objects.filter(tenant=tenant).first() or ReceiptChain(tenant=tenant)
     now = timezone.now()
     step = timedelta(milliseconds=1)
     rows = _applied_rows(world, text.reserve(count), first_at=now, step=step)
-    _chain_receipts(world, rows[Receipt], head)
+    _chain_receipts(rows[Receipt], head)
     tables, memo = [], {}
     for model, instances in rows.items():
         table, columns, getters, json_columns = _plan(model)
@@ -968,7 +865,6 @@ __all__ = [
     "FloorResult",
     "FloorRows",
     "copy_rows",
-    "fast_digest",
     "floor_copy",
     "floor_executemany",
     "floor_rows",

@@ -79,12 +79,6 @@ def test_an_interrupted_seed_leaves_a_chain_that_verifies(world):
     assert Receipt.objects.count() in (10, 20)  # the first batch, and the one written meanwhile
 
 
-def test_exact_digests_give_the_same_kind_of_verifiable_world(world, capsys):
-    seed_applied_memories(**world, count=20, exact_digests=True)
-    call_command("verify_receipts")
-    assert "20 receipts verified" in capsys.readouterr().out
-
-
 def test_recall_finds_seeded_memories_by_a_query_word(seeded, api):
     for word in seeded["text"].query_words(3):
         response = api.post("/api/v1/recall/search", {"query": word, "limit": 50}, format="json")
