@@ -70,4 +70,6 @@ def _plain(value: Any) -> Any:
                 return int(value)
         elif 1e-4 <= abs(value) < 1e16:
             return value
+    elif isinstance(value, str):  # a str subclass, e.g. a TextChoices member
+        return str(value)
     raise _NotPlain

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.canonical import canonical_json
+from proposals.models import Proposal
 
 scalars = (
     st.none()
@@ -50,6 +51,7 @@ def test_canonical_json_equals_the_reference_encoder(value):
         {"big": 2**53, "small": -(2**53)},  # beyond I-JSON's safe integers
         {"s": 'tab\t nul\x00 del\x7f quote" backslash\\ é \u2028'},
         ["\ud800"],  # a lone surrogate
+        {"action": Proposal.Action.CREATE, Proposal.Status.RELEASED: 1},  # str subclasses
     ],
 )
 def test_edge_cases_match_the_reference_encoder(value):
