@@ -125,30 +125,48 @@ class Receipt(AppendOnlyModel):
     def __str__(self) -> str:
         return f"receipt {self.seq} {self.outcome}"
 
+    # The columns a receipt's hash covers (every recorded column except ``hash``), as attnames.
+    BODY_COLUMNS = (
+        "id",
+        "tenant_id",
+        "seq",
+        "proposal_id",
+        "outbox_entry_id",
+        "outcome",
+        "reason",
+        "memory_id",
+        "before_revision",
+        "after_revision",
+        "before_content_hash",
+        "after_content_hash",
+        "action_digest",
+        "evidence",
+        "decision_ids",
+        "effects",
+        "policy_fingerprint",
+        "executor",
+        "created_at",
+        "prev_hash",
+    )
+    _AS_STRING = frozenset({"id", "tenant_id", "proposal_id", "outbox_entry_id", "memory_id"})
+
     def body(self) -> dict:
         """Return every recorded column except ``hash``, as JSON."""
-        return {
-            "id": str(self.id),
-            "tenant_id": str(self.tenant_id),
-            "seq": self.seq,
-            "proposal_id": str(self.proposal_id),
-            "outbox_entry_id": str(self.outbox_entry_id),
-            "outcome": self.outcome,
-            "reason": self.reason,
-            "memory_id": str(self.memory_id),
-            "before_revision": self.before_revision,
-            "after_revision": self.after_revision,
-            "before_content_hash": self.before_content_hash,
-            "after_content_hash": self.after_content_hash,
-            "action_digest": self.action_digest,
-            "evidence": self.evidence,
-            "decision_ids": self.decision_ids,
-            "effects": self.effects,
-            "policy_fingerprint": self.policy_fingerprint,
-            "executor": self.executor,
-            "created_at": self.created_at.isoformat(),
-            "prev_hash": self.prev_hash,
+        return self.body_of({column: getattr(self, column) for column in self.BODY_COLUMNS})
+
+    @classmethod
+    def body_of(cls, row: dict) -> dict:
+        """Return the JSON body of a receipt given as a row of :attr:`BODY_COLUMNS` values.
+
+        ``verify_receipts`` hashes rows straight from ``values_list``,
+        without building a model instance for each.
+        """
+        body = {
+            column: str(row[column]) if column in cls._AS_STRING else row[column]
+            for column in cls.BODY_COLUMNS
         }
+        body["created_at"] = row["created_at"].isoformat()
+        return body
 
     def compute_hash(self) -> str:
         return digest(self.body())
