@@ -163,12 +163,13 @@ class TextGenerator:
         return f"observed in backtest run {run} ({self.words[(i * 31 + self.seed) % len(self.words)]} review)"
 
     def query_words(self, n: int) -> list[str]:
-        """Return ``n`` distinct words that occur in the statements of the first memories.
+        """Return ``n`` distinct words that occur in the statements of the first indices.
 
-        Word ``k`` comes from memory ``j <= k`` (usually ``j == k``), so a world
-        seeded from a fresh generator with at least ``2 * n`` memories contains
-        every returned word; each also occurs in about ``3 / len(self.words)``
-        of all memories.
+        Word ``k`` is the first new free word of index ``j >= k`` (``j == k``
+        unless an earlier index drew it too, rare while ``n`` is small next to
+        the vocabulary), so rows seeded from a fresh generator's first ``2 * n``
+        indices contain every returned word; each also occurs in about
+        ``3 / len(self.words)`` of all rows.
         """
         found: list[str] = []
         i = 0
