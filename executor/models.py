@@ -148,7 +148,7 @@ class Receipt(AppendOnlyModel):
         "created_at",
         "prev_hash",
     )
-    _AS_STRING = frozenset({"id", "tenant_id", "proposal_id", "outbox_entry_id", "memory_id"})
+    UUID_COLUMNS = frozenset({"id", "tenant_id", "proposal_id", "outbox_entry_id", "memory_id"})
 
     def body(self) -> dict:
         """Return every recorded column except ``hash``, as JSON."""
@@ -162,7 +162,7 @@ class Receipt(AppendOnlyModel):
         without building a model instance for each.
         """
         body = {
-            column: str(row[column]) if column in cls._AS_STRING else row[column]
+            column: str(row[column]) if column in cls.UUID_COLUMNS else row[column]
             for column in cls.BODY_COLUMNS
         }
         body["created_at"] = row["created_at"].isoformat()

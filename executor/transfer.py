@@ -19,9 +19,8 @@ from django.db import transaction
 
 from core.errors import DomainError
 from evidence.models import EvidenceRevision, EvidenceSource
-from executor.audit import memory_problems
-from executor.chain import verify_chain
 from executor.models import OutboxEntry, Receipt, ReceiptChain
+from executor.verification import verify_tenant
 from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence
 from proposals.models import Proposal, ProposalEvidence
 from reviews.models import ReviewDecision
@@ -120,10 +119,9 @@ def import_tenant(lines: Iterable[str], progress: Callable[[str, int], None] = l
         item.save_deferred_fields()
     if tenant is None:
         raise ImportRefused("The export holds no tenant")
-    _, chain_break = verify_chain(tenant.pk)
-    problems = [str(chain_break)] if chain_break else memory_problems(tenant.pk)
-    if problems:
-        raise ImportRefused(f"Receipt chain does not verify: {problems[0]}")
+    verification = verify_tenant(tenant.pk)  # inside the import's transaction: runs here
+    if not verification.ok:
+        raise ImportRefused(f"Receipt chain does not verify: {verification.problems[0]}")
     for label, count in counts.items():
         progress(label, count)
     return tenant

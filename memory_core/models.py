@@ -143,23 +143,50 @@ class Memory(models.Model):
         """Hash of everything a revision asserts; receipts record it before and after."""
         return digest(self.snapshot())
 
+    # The columns a revision's content hash covers (what a proposal can set, and the state).
+    SNAPSHOT_COLUMNS = (
+        "subject_kind",
+        "subject_id",
+        "scope",
+        "type",
+        "content",
+        "sensitivity",
+        "confidence",
+        "retention_policy",
+        "ttl_seconds",
+        "expires_at",
+        "valid_from",
+        "valid_to",
+        "dedupe_key",
+        "state",
+        "state_reason",
+    )
+
     def snapshot(self) -> dict:
         """Return the governed fields as JSON (what a proposal can set)."""
+        return self.snapshot_of({column: getattr(self, column) for column in self.SNAPSHOT_COLUMNS})
+
+    @staticmethod
+    def snapshot_of(row: dict) -> dict:
+        """Return the snapshot of a memory given as a row of :attr:`SNAPSHOT_COLUMNS` values.
+
+        ``verify_receipts`` hashes rows straight from ``values_list``.
+        """
         return {
-            "subject": {"kind": self.subject_kind, "id": self.subject_id},
-            "scope": self.scope,
-            "type": self.type,
-            "content": self.content,
-            "sensitivity": self.sensitivity,
-            "confidence": self.confidence,
-            "retention_policy": self.retention_policy,
-            "ttl_seconds": self.ttl_seconds,
-            "expires_at": _iso(self.expires_at),
-            "valid_from": _iso(self.valid_from),
-            "valid_to": _iso(self.valid_to),
-            "dedupe_key": self.dedupe_key,
-            "state": self.state,
-            "state_reason": self.state_reason,
+            "subject": {"kind": row["subject_kind"], "id": row["subject_id"]},
+            "scope": row["scope"],
+            "type": row["type"],
+            "content": row["content"],
+            "sensitivity": row["sensitivity"],
+            "confidence": row["confidence"],
+            "retention_policy": row["retention_policy"],
+            "ttl_seconds": row["ttl_seconds"],
+            "expires_at": _iso(row["expires_at"]),
+            "valid_from": _iso(row["valid_from"]),
+            "valid_to": _iso(row["valid_to"]),
+            "dedupe_key": row["dedupe_key"],
+            "state": row["state"],
+            "state_reason": row["state_reason"],
         }
 
 

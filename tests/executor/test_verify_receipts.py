@@ -86,3 +86,31 @@ def test_database_refuses_updates_to_receipts(chain):
         connection.cursor() as cursor,
     ):
         cursor.execute("UPDATE executor_receipt SET outcome = 'stale'")
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("tampered", [None, 0, 4, 7, "memory"])
+def test_parallel_verification_agrees_with_the_sequential_one(
+    agent, applied_memory_factory, monkeypatch, tampered
+):
+    """Big tenants are verified in forked processes over seq and id ranges; the verdict must not change."""
+    from executor import verification
+
+    for _ in range(8):
+        applied_memory_factory(agent)
+    receipts = list(Receipt.objects.order_by("seq"))
+    if tampered == "memory":  # every id range must be checked: change the memory with the highest id
+        memory_id = max(receipt.memory_id for receipt in receipts)
+        _tamper("UPDATE memory_core_memory SET confidence = 0.01 WHERE id = %s", [memory_id])
+    elif tampered is not None:
+        _tamper("UPDATE executor_receipt SET reason = 'forged' WHERE id = %s", [receipts[tampered].id])
+    sequential = verification.verify_tenant(agent.tenant.id, processes=1)
+    monkeypatch.setattr(verification, "PARALLEL_FROM_RECEIPTS", 1)
+    parallel = verification.verify_tenant(agent.tenant.id, processes=3)
+    assert parallel == sequential
+    assert parallel.ok is (tampered is None)
+    if tampered == "memory":
+        assert f"memory {memory_id} content differs" in parallel.problems[0]
+    elif tampered is not None:
+        assert str(receipts[tampered].id) in parallel.problems[0]

@@ -1,8 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from executor.audit import memory_problems
-from executor.chain import verify_chain
 from executor.checkpoints import read_checkpoints, verify_checkpoint
+from executor.verification import verify_tenant
 from tenancy.models import Tenant
 
 
@@ -26,17 +25,12 @@ class Command(BaseCommand):
                 raise CommandError(f"No tenant named {tenant!r}")
         broken = []
         for row in tenants:
-            count, chain_break = verify_chain(row.id)
-            if chain_break:
-                broken.append(f"{row.name}: {chain_break}")
-                self.stderr.write(f"BROKEN {row.name}: {chain_break}")
-                continue
-            problems = memory_problems(row.id)
-            for problem in problems:
+            verification = verify_tenant(row.id)
+            for problem in verification.problems:
                 broken.append(f"{row.name}: {problem}")
                 self.stderr.write(f"BROKEN {row.name}: {problem}")
-            if not problems:
-                self.stdout.write(f"ok {row.name}: {count} receipts verified, memories match")
+            if verification.ok:
+                self.stdout.write(f"ok {row.name}: {verification.receipts} receipts verified, memories match")
         for signed in read_checkpoints(checkpoint) if checkpoint else []:
             if tenant and signed["tenant"] != tenant:
                 continue
