@@ -84,11 +84,12 @@ def markdown(document: dict) -> str:
         lines.append(
             f"| {row['target']} | {row['value']} | {row['goal']} | {'✅' if row['pass'] else '❌'} |"
         )
-    lines += ["", "| measurement | p50 ms | p95 ms | per s |", "|---|---|---|---|"]
+    lines += ["", "| measurement | p50 ms | p95 ms | per s | errors |", "|---|---|---|---|---|"]
     for label, summary in _measurements(results):
+        rate = summary.get("per_second", summary.get("applies_per_second", ""))
         lines.append(
-            f"| {label} | {summary.get('p50_ms', '')} | {summary.get('p95_ms', '')} | "
-            f"{summary.get('per_second', summary.get('applies_per_second', ''))} |"
+            f"| {label} | {summary.get('p50_ms', '')} | {summary.get('p95_ms', '')} | {rate} | "
+            f"{summary.get('errors', '')} |"
         )
     if "floor" in results:
         lines += [

@@ -52,6 +52,8 @@ class Stack:
             "DATABASE_URL": role_url(self.database_url, role),
             "REDIS_URL": self.redis_url,
             "CUSTODIAN_SWEEP_SECONDS": "0.5",
+            # The per-token rate limit is a policy, not a capacity: lift it to measure capacity.
+            "CUSTODIAN_API_RATE": "1000000/min",
             **env,
         }
         log = open(self.log_dir / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process

@@ -37,8 +37,8 @@ def _run(ctx: Context, world) -> Run:
             result.errors += 1
             continue
         while time.perf_counter() - began < GIVE_UP_SECONDS:
-            _, receipts, _ = client.request("GET", f"/api/v1/receipts/?proposal={body['id']}")
-            if receipts and receipts["results"]:
+            status, receipts, _ = client.request("GET", f"/api/v1/receipts/?proposal={body['id']}")
+            if status == 200 and receipts["results"]:
                 result.latencies.append(time.perf_counter() - began)
                 break
             time.sleep(POLL_SECONDS)
