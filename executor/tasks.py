@@ -9,14 +9,12 @@ from django.conf import settings
 
 @shared_task(name="executor.apply_entry", bind=True, acks_late=True, ignore_result=True)
 def apply_entry_task(self, entry_id: str) -> None:
-    from executor.services import apply_entry, record_attempt_failure
+    """Apply a nudged entry, and with it whatever else is due: under load, nudges become batches."""
+    from executor.services import apply_entries, lease_due_entries
 
     identity = {"host": socket.gethostname(), "pid": os.getpid(), "task_id": self.request.id or ""}
-    try:
-        apply_entry(entry_id=entry_id, executor=identity)
-    except Exception as exc:
-        record_attempt_failure(entry_id=entry_id, error=f"{type(exc).__name__}: {exc}")
-        raise
+    others = lease_due_entries(limit=settings.CUSTODIAN_EXECUTOR_BATCH - 1)
+    apply_entries(entry_ids=list(dict.fromkeys([entry_id, *map(str, others)])), executor=identity)
 
 
 @shared_task(name="executor.apply_entries", bind=True, acks_late=True, ignore_result=True)

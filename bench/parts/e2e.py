@@ -4,6 +4,7 @@ import time
 
 from bench.client import ApiClient
 from bench.context import Context, next_number
+from bench.parts.submit import wait_for_outbox
 from bench.stats import Run, over_runs
 from bench.world import make_world, preference_payload
 
@@ -15,8 +16,10 @@ def run(ctx: Context) -> dict:
     world = make_world("bench-e2e")
     ctx.stack.start_workers(1)
     try:
-        time.sleep(2)  # let the worker connect to the broker before the clock starts
-        return over_runs([_run(ctx, world) for _ in range(ctx.scale.repeats)])
+        ctx.stack.wait_until_workers_ready()
+        results = over_runs([_run(ctx, world) for _ in range(ctx.scale.repeats)])
+        wait_for_outbox(world.tenant)
+        return results
     finally:
         ctx.stack.stop_workers()
 
