@@ -67,8 +67,11 @@ def review_queue(
     Proposals submitted by an agent linked to ``user`` are left out: the
     submitter can never decide them.
     """
+    # The tenant ids as a list, not a subquery: with one tenant (the usual reviewer) the
+    # planner then walks proposal_queue_*_idx in order and stops at the page size.
+    tenant_ids = list(decidable_tenants(user).values_list("pk", flat=True))
     proposals = (
-        Proposal.objects.filter(status=Proposal.Status.PENDING_REVIEW, tenant__in=decidable_tenants(user))
+        Proposal.objects.filter(status=Proposal.Status.PENDING_REVIEW, tenant_id__in=tenant_ids)
         .exclude(submitted_by__user=user)
         .select_related("submitted_by", "tenant")
     )
@@ -85,6 +88,16 @@ def review_queue(
     if older_than_hours:
         proposals = proposals.filter(created_at__lt=timezone.now() - timedelta(hours=older_than_hours))
     return proposals.order_by(*QUEUE_ORDERS[order])
+
+
+def count_up_to(queryset: QuerySet, cap: int) -> tuple[int, bool]:
+    """Count at most ``cap`` rows; return (count, whether there are more).
+
+    A queue of 100,000 is "1,000+ waiting": counting all of them on every
+    page view would cost more than the page itself.
+    """
+    count = queryset.order_by()[: cap + 1].count()
+    return min(count, cap), count > cap
 
 
 def proposal_for_review(*, user, proposal_id: uuid.UUID) -> Proposal:

@@ -24,6 +24,7 @@ from reviews.presenters import default_represented_owner, diff_rows, outcome_bar
 from reviews.selectors import (
     QUEUE_ORDERS,
     can_decide,
+    count_up_to,
     decision_history,
     is_submitter,
     proposal_for_review,
@@ -33,6 +34,7 @@ from reviews.selectors import (
 from reviews.services import bulk_approve, record_decision
 
 PAGE_SIZE = 50
+QUEUE_COUNT_CAP = 1000
 
 
 @login_required
@@ -54,7 +56,7 @@ def queue(request):
         {
             "form": form,
             "page": page,
-            "matching": proposals.count(),
+            "matching": count_up_to(proposals, QUEUE_COUNT_CAP),
             "query": query.urlencode(),
             "bulk_form": BulkApproveForm(),
         },

@@ -204,3 +204,15 @@ def test_a_forged_queue_cursor_starts_from_the_top(client, pm, factor_proposal, 
     response = client.get(f"/review/?after={cursor}")
     assert response.status_code == 200
     assert str(factor_proposal.pk) in response.content.decode()
+
+
+def test_queue_count_stops_at_its_cap(client, agent, pm, monkeypatch):
+    """Counting a 100,000-proposal queue on every view would cost more than the page: it is capped."""
+    from reviews import views
+
+    monkeypatch.setattr(views, "QUEUE_COUNT_CAP", 2)
+    _pending(agent, 3)
+    client.force_login(pm)
+    assert "2+ waiting" in client.get("/review/").content.decode()
+    monkeypatch.setattr(views, "QUEUE_COUNT_CAP", 3)
+    assert "3 waiting" in client.get("/review/").content.decode()
