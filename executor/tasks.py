@@ -9,9 +9,16 @@ from django.conf import settings
 
 @shared_task(name="executor.apply_entry", bind=True, acks_late=True, ignore_result=True)
 def apply_entry_task(self, entry_id: str) -> None:
-    """Apply a nudged entry, and with it whatever else is due: under load, nudges become batches."""
+    """Apply a nudged entry, and with it whatever else is due: under load, nudges become batches.
+
+    Under load most nudges find their entry already taken by an earlier batch; they return
+    after one indexed read instead of leasing and claiming.
+    """
+    from executor.models import OutboxEntry
     from executor.services import apply_entries, lease_due_entries
 
+    if not OutboxEntry.objects.filter(pk=entry_id, status=OutboxEntry.Status.PENDING).exists():
+        return  # applied, or leased by a batch or the sweep (which redelivers it if that fails)
     identity = {"host": socket.gethostname(), "pid": os.getpid(), "task_id": self.request.id or ""}
     others = lease_due_entries(limit=settings.CUSTODIAN_EXECUTOR_BATCH - 1)
     apply_entries(entry_ids=list(dict.fromkeys([entry_id, *map(str, others)])), executor=identity)

@@ -305,8 +305,11 @@ class Redis:
 class Stack:
     """One test's world: its tmp dir, PostgreSQL, Redis and every process it starts."""
 
-    def __init__(self, root: Path, *, max_attempts: int = 25, lease_seconds: int = 5):
+    def __init__(
+        self, root: Path, *, max_attempts: int = 25, lease_seconds: int = 5, executor_batch: int = 100
+    ):
         self.root = root
+        self.executor_batch = executor_batch
         self.pg = Postgres(root)
         self.redis = Redis(root)
         self.processes: list[Process] = []
@@ -335,6 +338,7 @@ class Stack:
             CUSTODIAN_SWEEP_SECONDS="1",
             CUSTODIAN_OUTBOX_LEASE_SECONDS=str(self.lease_seconds),
             CUSTODIAN_OUTBOX_MAX_ATTEMPTS=str(self.max_attempts),
+            CUSTODIAN_EXECUTOR_BATCH=str(self.executor_batch),
             PYTHONUNBUFFERED="1",
             PYTHONDONTWRITEBYTECODE="1",
         )

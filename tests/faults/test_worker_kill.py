@@ -18,7 +18,9 @@ KILLS = scaled(6, 30)
 def test_sigkilled_workers_apply_every_proposal_exactly_once(make_stack):
     seed = int(os.environ.get("CUSTODIAN_FAULT_SEED", time.time_ns() % 1_000_000))
     rng = random.Random(seed)
-    stack = make_stack(max_attempts=25)  # a kill costs an entry an attempt; never dead-letter here
+    # A kill costs an entry an attempt: never dead-letter here. Small batches, so that the
+    # drain takes long enough for every kill to land mid-drain, inside or between batches.
+    stack = make_stack(max_attempts=25, executor_batch=3)
     stack.helper("setup")
     created = stack.helper("submit", "--count", str(PROPOSALS), "--tag", "kill")
     print(f"\n[faults] seed {seed}: {PROPOSALS} proposals submitted in {created['seconds']}s")
