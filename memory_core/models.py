@@ -6,6 +6,7 @@ executor may import (an import-linter contract enforces it).
 
 import uuid
 
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from simple_history.models import HistoricalRecords
 
@@ -98,9 +99,12 @@ class Memory(models.Model):
     revision = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
+    # What recall searches, stored so ranking never re-parses text. On PostgreSQL a trigger
+    # (migration 0006) computes it from ``search.search_document()``; SQLite leaves it empty.
+    search_vector = SearchVectorField(null=True, editable=False)
 
     objects = MemoryQuerySet.as_manager()
-    history = HistoricalRecords(get_user=human_history_user)
+    history = HistoricalRecords(get_user=human_history_user, excluded_fields=["search_vector"])
 
     class Meta:
         verbose_name_plural = "memories"

@@ -1,14 +1,18 @@
-"""Lexical ranking: PostgreSQL full-text search on an indexed expression, a plain path on SQLite.
+"""Lexical ranking: PostgreSQL full-text search on a stored, indexed vector; a plain path on SQLite.
 
-``search_document()`` is the one definition of what is searched; the GIN
-index (migration ``0003``) is built from the same expression, so PostgreSQL
-uses it for ``@@`` and search cost does not grow with the table.
+``search_document()`` is the one definition of what is searched. Memories
+store it in ``search_vector`` (a trigger computes it on every write,
+migration 0006; a test holds the two equal) under a GIN index, so matching
+and ranking read a stored vector instead of parsing text per match. History
+rows (recall ``valid_at``) are ranked from the expression itself.
 """
 
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 from django.db import connection
 from django.db.models import F, FloatField, Q, QuerySet, Value
 from django.db.models.fields.json import KeyTextTransform
+
+from memory_core.models import Memory
 
 MAX_TERMS = 12
 
@@ -26,8 +30,9 @@ def ranked(memories: QuerySet, query: str) -> QuerySet:
         ordered = memories.annotate(rank=Value(0.0, output_field=FloatField()))
     elif connection.vendor == "postgresql":
         terms = SearchQuery(query, search_type="websearch", config="english")
+        document = F("search_vector") if memories.model is Memory else search_document()
         ordered = (
-            memories.annotate(document=search_document())
+            memories.annotate(document=document)
             .filter(document=terms)
             .annotate(rank=SearchRank(F("document"), terms))
         )
