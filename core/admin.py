@@ -1,7 +1,22 @@
 """Admin helpers shared by the apps."""
 
 from django.contrib import admin
+from django.core.paginator import Paginator
+from django.utils.functional import cached_property
 from simple_history.admin import SimpleHistoryAdmin
+
+
+class CappedCountPaginator(Paginator):
+    """Count at most ``CAP`` rows, so a changelist of a million rows costs a page, not a count.
+
+    Pages beyond the cap are reached by filtering or searching, as auditors do.
+    """
+
+    CAP = 10_000
+
+    @cached_property
+    def count(self) -> int:
+        return self.object_list[: self.CAP].count()
 
 
 class ReadOnlyMixin:

@@ -5,7 +5,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from core.admin import ReadOnlyAdmin
+from core.admin import CappedCountPaginator, ReadOnlyAdmin
 from executor.models import OutboxEntry, Receipt, ReceiptChain
 from executor.services import requeue_dead_entry
 from executor.verification import verify_tenant
@@ -21,8 +21,10 @@ class ReceiptAdmin(ReadOnlyAdmin):
     list_filter = ["tenant", "outcome", "created_at"]
     list_select_related = ["tenant"]
     search_fields = ["=proposal__id", "=memory_id", "=id", "hash"]
-    date_hierarchy = "created_at"
+    # No date_hierarchy: its MIN/MAX and DISTINCT day scans cost 400 ms at a million
+    # receipts; the created_at filter above needs no query.
     show_full_result_count = False
+    paginator = CappedCountPaginator
     readonly_fields = ["proposal_link", "decision_links", "memory_history_link", "evidence_links"]
 
     @admin.display(description="proposal")
