@@ -3,6 +3,20 @@
 from django.db import migrations
 
 
+def postgres_only(up: str, down: str) -> migrations.RunPython:
+    """Return an operation that runs SQL on PostgreSQL only (SQLite, for ``make run``, does without)."""
+
+    def forward(apps, schema_editor):
+        if schema_editor.connection.vendor == "postgresql":
+            schema_editor.execute(up)
+
+    def backward(apps, schema_editor):
+        if schema_editor.connection.vendor == "postgresql":
+            schema_editor.execute(down)
+
+    return migrations.RunPython(forward, backward)
+
+
 def append_only_trigger(table: str) -> migrations.RunPython:
     """Return an operation that makes ``table`` refuse UPDATE and DELETE in PostgreSQL.
 
@@ -20,13 +34,4 @@ CREATE TRIGGER {function} BEFORE UPDATE OR DELETE ON {table}
     FOR EACH ROW EXECUTE FUNCTION {function}();
 """
     down = f"DROP TRIGGER IF EXISTS {function} ON {table}; DROP FUNCTION IF EXISTS {function}();"
-
-    def install(apps, schema_editor):
-        if schema_editor.connection.vendor == "postgresql":
-            schema_editor.execute(up)
-
-    def uninstall(apps, schema_editor):
-        if schema_editor.connection.vendor == "postgresql":
-            schema_editor.execute(down)
-
-    return migrations.RunPython(install, uninstall)
+    return postgres_only(up, down)

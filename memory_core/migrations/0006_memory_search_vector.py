@@ -11,6 +11,8 @@ and searches with its plain path.
 from django.contrib.postgres.search import SearchVectorField
 from django.db import migrations
 
+from core.migrations_util import postgres_only
+
 DOCUMENT = (
     "to_tsvector('english'::regconfig, COALESCE(NEW.content ->> 'statement', '')"
     " || ' ' || COALESCE(NEW.content ->> 'summary', ''))"
@@ -35,16 +37,6 @@ CREATE INDEX memory_search_gin ON memory_core_memory USING gin (({DOCUMENT.repla
 """
 
 
-def forward(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(FORWARD)
-
-
-def backward(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(BACKWARD)
-
-
 class Migration(migrations.Migration):
     dependencies = [("memory_core", "0005_memory_memory_ttl_idx")]
 
@@ -54,5 +46,5 @@ class Migration(migrations.Migration):
             name="search_vector",
             field=SearchVectorField(editable=False, null=True),
         ),
-        migrations.RunPython(forward, backward),
+        postgres_only(FORWARD, BACKWARD),
     ]
