@@ -73,11 +73,14 @@ def _record_failure(entry_id: Any, exc: Exception) -> None:
 def _claim(entry_ids: list[Any]) -> list[Any]:
     """Count an attempt for each entry in its own committed transaction; dead-letter past the cap.
 
-    Return the ids claimed. ``skip_locked``: a copy of a message whose entry
-    another worker holds right now returns at once instead of queueing.
+    Return the ids claimed. The locks wait (in key order, like the batch's, so
+    no deadlock): entries this worker just leased may be locked for an instant
+    by another worker's lease scan, and skipping them would strand them,
+    leased and unclaimed, until their lease expired. A copy of a message whose
+    entry another worker is applying waits for that batch, then finds it done.
     """
     entries = (
-        OutboxEntry.objects.select_for_update(skip_locked=True)
+        OutboxEntry.objects.select_for_update()
         .filter(pk__in=entry_ids)
         .exclude(status__in=[OutboxEntry.Status.DONE, OutboxEntry.Status.DEAD])
         .order_by("pk")

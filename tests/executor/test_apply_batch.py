@@ -1,12 +1,14 @@
 """The executor's batch path: one transaction per batch, each entry still exactly once."""
 
+import threading
+
 import pytest
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from executor.models import OutboxEntry, Receipt
-from executor.services import apply_entries, lease_for_sweep
+from executor.services import apply_entries, lease_due_entries, lease_for_sweep
 from memory_core.models import Memory
 from proposals.models import Proposal
 from proposals.services import withdraw_proposal
@@ -112,3 +114,26 @@ def test_the_sweep_keeps_at_most_max_in_flight_entries_leased(agent, settings):
     assert len(lease_for_sweep()) == 3
     assert len(lease_for_sweep()) == 1
     assert lease_for_sweep() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_leased_entry_locked_for_an_instant_elsewhere_is_still_claimed(agent):
+    """Another worker's lease scan may hold a row lock for an instant; the claim waits, never strands it."""
+    _preferences(agent, 3, [make_evidence(agent.agent)])
+    ids = lease_due_entries(limit=10)
+    held, release = threading.Event(), threading.Event()
+
+    def hold_one_row():
+        with transaction.atomic():
+            list(OutboxEntry.objects.select_for_update().filter(pk=ids[0]))
+            held.set()
+            release.wait(10)
+        connection.close()
+
+    holder = threading.Thread(target=hold_one_row)
+    holder.start()
+    assert held.wait(10)
+    threading.Timer(0.5, release.set).start()
+    assert apply_entries(entry_ids=ids, executor=WORKER) == 3
+    holder.join()
+    assert not OutboxEntry.objects.exclude(status=OutboxEntry.Status.DONE).exists()
