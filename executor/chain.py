@@ -79,12 +79,24 @@ def verify_chain_range(tenant_id: Any, first: int, last: int) -> tuple[int, Chai
         if problem:
             return count, ChainBreak(str(tenant_id), row["seq"], str(row["id"]), problem)
         expected_prev, expected_seq, count = row["hash"], row["seq"] + 1, count + 1
-    if expected_seq <= last:  # receipts stop before the range's end: at the head, the last were removed
-        problem = f"sequence gap: expected seq {expected_seq}"
-        if last == ReceiptChain.objects.filter(tenant_id=tenant_id).values_list("seq", flat=True).first():
-            problem = f"chain head says seq {last}; receipts end at {expected_seq - 1}"
-        return count, ChainBreak(str(tenant_id), expected_seq, "-", problem)
+    if expected_seq <= last:  # receipts stop before the range's end
+        return count, ChainBreak(
+            str(tenant_id), expected_seq, "-", f"sequence gap: expected seq {expected_seq}"
+        )
     return count, None
+
+
+def head_problem(tenant_id: Any) -> str | None:
+    """Compare the chain head with the last stored receipt: a removed tail or a forged head shows here."""
+    head = ReceiptChain.objects.filter(tenant_id=tenant_id).first()
+    claimed = (head.seq, head.head_hash) if head else (0, Receipt.GENESIS_HASH)
+    stored = Receipt.objects.filter(tenant_id=tenant_id).order_by("-seq").values_list("seq", "hash").first()
+    stored = stored or (0, Receipt.GENESIS_HASH)
+    if claimed[0] != stored[0]:
+        return f"tenant {tenant_id}: chain head says seq {claimed[0]}; receipts end at {stored[0]}"
+    if claimed[1] != stored[1]:
+        return f"tenant {tenant_id}: chain head's hash is not the hash of receipt {stored[0]}"
+    return None
 
 
 def _receipt_rows(tenant_id: Any, first: int, last: int) -> Iterator[dict]:

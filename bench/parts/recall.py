@@ -55,7 +55,7 @@ def run(ctx: Context) -> dict:
             "search": over_runs([_search(ctx, world, text) for _ in range(ctx.scale.repeats)]),
             "get": over_runs([_get(ctx, world) for _ in range(ctx.scale.repeats)]),
             "receipts_admin": review.receipts_admin(ctx),
-            "verify_receipts": verify.measure(ctx, world.tenant),
+            "verify_receipts": verify.measure(world.tenant),
         }
     return {"sizes": sizes}
 

@@ -5,11 +5,10 @@ import time
 
 from django.core.management import call_command
 
-from bench.context import Context
 from executor.models import Receipt
 
 
-def measure(ctx: Context, tenant) -> dict:
+def measure(tenant) -> dict:
     receipts = Receipt.objects.filter(tenant=tenant).count()
     started = time.perf_counter()
     call_command("verify_receipts", tenant=tenant.name, stdout=io.StringIO())

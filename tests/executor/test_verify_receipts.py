@@ -114,3 +114,11 @@ def test_parallel_verification_agrees_with_the_sequential_one(
         assert f"memory {memory_id} content differs" in parallel.problems[0]
     elif tampered is not None:
         assert str(receipts[tampered].id) in parallel.problems[0]
+
+
+def test_a_forged_chain_head_is_detected(chain):
+    from executor.models import ReceiptChain
+
+    ReceiptChain.objects.filter(tenant_id=chain[-1].tenant_id).update(head_hash="d" * 64)
+    with pytest.raises(CommandError, match="chain head's hash"):
+        call_command("verify_receipts")
