@@ -1,9 +1,12 @@
 """Per-type validation of a memory's ``content``.
 
-Every type requires a non-blank ``statement``. The typed schemas follow MGP
-(preference, semantic_fact, procedural_rule, relationship) and are closed;
-the other types are open objects. ``semantic_fact`` also carries the quant
-fields a factor conclusion needs.
+Every type requires a non-blank ``statement``, and every type's schema is
+closed: content of one kind cannot travel under another type's rules (a
+factor conclusion's ``factor``/``universe``/``metric`` fields are refused
+on an episodic event, which policy lets through with lighter checks). The
+typed schemas follow MGP (preference, semantic_fact, procedural_rule,
+relationship); ``semantic_fact`` also carries the quant fields a factor
+conclusion needs.
 """
 
 from typing import Any
@@ -31,10 +34,6 @@ class _Common(serializers.Serializer):
         if len(set(value)) != len(value):
             raise serializers.ValidationError("Keywords must be unique.")
         return value
-
-
-class OpenContent(_Common):
-    """Types with free content: only the common fields are checked."""
 
 
 class PreferenceContent(_Common, StrictSerializer):
@@ -69,11 +68,45 @@ class RelationshipContent(_Common, StrictSerializer):
     valid_to = serializers.DateTimeField(required=False)
 
 
+class ProfileContent(_Common, StrictSerializer):
+    profile_key = serializers.CharField(max_length=200, required=False)
+    profile_value = serializers.JSONField(required=False)
+
+
+class EpisodicEventContent(_Common, StrictSerializer):
+    event = serializers.CharField(max_length=2000, required=False)
+    occurred_at = serializers.DateTimeField(required=False)
+    outcome = serializers.CharField(max_length=2000, required=False)
+    participants = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, max_length=50
+    )
+    run_id = serializers.CharField(max_length=200, required=False)
+    session_id = serializers.CharField(max_length=200, required=False)
+    task_id = serializers.CharField(max_length=200, required=False)
+
+
+class CheckpointPointerContent(_Common, StrictSerializer):
+    checkpoint_id = serializers.CharField(max_length=200, required=False)
+    uri = serializers.CharField(max_length=2000, required=False)
+    run_id = serializers.CharField(max_length=200, required=False)
+
+
+class ArtifactSummaryContent(_Common, StrictSerializer):
+    artifact_id = serializers.CharField(max_length=200, required=False)
+    artifact_kind = serializers.CharField(max_length=100, required=False)
+    title = serializers.CharField(max_length=500, required=False)
+    uri = serializers.CharField(max_length=2000, required=False)
+
+
 CONTENT_SCHEMAS: dict[str, type[serializers.Serializer]] = {
+    "profile": ProfileContent,
     "preference": PreferenceContent,
+    "episodic_event": EpisodicEventContent,
     "semantic_fact": SemanticFactContent,
     "procedural_rule": ProceduralRuleContent,
     "relationship": RelationshipContent,
+    "checkpoint_pointer": CheckpointPointerContent,
+    "artifact_summary": ArtifactSummaryContent,
 }
 
 
@@ -85,7 +118,7 @@ def validate_content(memory_type: str, content: Any) -> dict:
     """
     if not isinstance(content, dict):
         raise InvalidContent(errors={"content": ["Must be an object."]})
-    schema = CONTENT_SCHEMAS.get(memory_type, OpenContent)(data=content)
+    schema = CONTENT_SCHEMAS[memory_type](data=content)
     if not schema.is_valid():
         raise InvalidContent(errors={"content": schema.errors})
     statement = content["statement"]

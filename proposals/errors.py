@@ -22,7 +22,7 @@ class BaseRevisionStale(DomainError):
 class NotSubmitter(DomainError):
     code = "not_submitter"
     status = 403
-    title = "Only the agent that submitted a proposal may amend it"
+    title = "Only the agent that submitted a proposal may amend or withdraw it"
 
 
 class AmendmentChangesTarget(DomainError):

@@ -7,6 +7,7 @@ from pathlib import Path
 from django.conf import settings
 
 from core.rules import PolicyError, matches, parse_when, read_rule_document
+from proposals.policy.transition import ESCALATIONS
 
 VERDICTS = ("auto_apply", "policy_gated", "review_required", "denied")
 GATES = ("evidence_valid", "target_unchanged", "no_open_conflict")
@@ -38,6 +39,8 @@ FACTS = {
     "target": {"new", "current", "missing", "inactive"},
     "dedupe": {"none", "duplicate", "contradiction"},
     "owner_explicit": {True, False},
+    "escalation": {"none", *ESCALATIONS},
+    "ttl": {"none", "running", "elapsed"},
 }
 _RULE_KEYS = {
     "id",
@@ -78,11 +81,10 @@ class RuleSet:
 def load_rule_set(path: Path) -> RuleSet:
     """Parse, validate and fingerprint the rule file at ``path``."""
     document = read_rule_document(path)
-    return RuleSet(
-        version=document.version,
-        fingerprint=document.fingerprint,
-        rules=tuple(_parse_rule(index, raw) for index, raw in enumerate(document.rules)),
-    )
+    rules = tuple(_parse_rule(index, raw) for index, raw in enumerate(document.rules))
+    if rules[-1].verdict not in ("review_required", "denied"):
+        raise PolicyError(f"{path}: the last rule must review or deny (escalating changes fall to it)")
+    return RuleSet(version=document.version, fingerprint=document.fingerprint, rules=rules)
 
 
 def _parse_rule(index: int, raw: dict) -> Rule:

@@ -18,6 +18,7 @@ from proposals.errors import (
 )
 from proposals.models import Proposal
 from proposals.policy import Verdict, active_rule_set, classify
+from proposals.policy.transition import escalation, strictest_sensitivity
 from tenancy.models import Agent
 from tenancy.services import bind_policy_context
 
@@ -53,11 +54,12 @@ def freeze_and_classify(proposal: Proposal, agent: Agent, payload: dict[str, Any
     proposal.policy_context = context
     proposal.rationale = payload.get("rationale", "")
     if proposal.action == Proposal.Action.CREATE:
-        target_fact, result = _prepare_create(proposal, payload["memory"])
-    elif proposal.action == Proposal.Action.UPDATE:
-        target_fact, result = _prepare_update(proposal, agent, payload)
+        memory, target_fact, result = None, *_prepare_create(proposal, payload["memory"])
     else:
-        target_fact, result = _prepare_verb(proposal, agent, payload)
+        memory = _target_memory(agent, payload)
+        prepare = _prepare_update if proposal.action == Proposal.Action.UPDATE else _prepare_verb
+        target_fact, result = prepare(proposal, memory, payload)
+    before = memory.snapshot() if memory is not None else {}
     risk_level = context.get("risk_level") or "unspecified"
     proposal.dedupe_key = result.get("dedupe_key", "")
     proposal.memory_type = result.get("type", "")
@@ -67,7 +69,7 @@ def freeze_and_classify(proposal: Proposal, agent: Agent, payload: dict[str, Any
         "action": proposal.action,
         "type": result.get("type"),
         "scope": result.get("scope"),
-        "sensitivity": result.get("sensitivity"),
+        "sensitivity": strictest_sensitivity(before, result),
         "risk_level": risk_level,
         "evidence": evidence_status,
         "target": target_fact,
@@ -77,6 +79,10 @@ def freeze_and_classify(proposal: Proposal, agent: Agent, payload: dict[str, Any
         "owner_explicit": _owner_explicit(context, result),
         "origin": "system" if agent.is_system else "agent",
         "retention_policy": result.get("retention_policy"),
+        "escalation": escalation(
+            proposal.action, before, result, fenced=memory is not None and memory.is_fenced
+        ),
+        "ttl": _ttl_fact(memory),
     }
     verdict = classify(active_rule_set(), facts)
     _apply_verdict(proposal, verdict, facts)
@@ -123,13 +129,17 @@ def _prepare_create(proposal: Proposal, memory: dict[str, Any]) -> tuple[str, di
     return "new", fields
 
 
-def _prepare_update(proposal: Proposal, agent: Agent, payload: dict[str, Any]) -> tuple[str, dict]:
+def _target_memory(agent: Agent, payload: dict[str, Any]) -> Memory | None:
+    """Return the memory a proposal targets in the agent's tenant, with its fence, or None."""
+    return Memory.objects.with_fence().filter(tenant_id=agent.tenant_id, pk=payload["memory_id"]).first()
+
+
+def _prepare_update(proposal: Proposal, memory: Memory | None, payload: dict[str, Any]) -> tuple[str, dict]:
     """Return the target fact and the memory as it would be after the change ({} if missing)."""
     changes = _json_fields(payload["changes"])
     proposal.target_memory_id = payload["memory_id"]
     proposal.base_revision = payload["base_revision"]
     proposal.fields = changes
-    memory = Memory.objects.filter(tenant_id=agent.tenant_id, pk=payload["memory_id"]).first()
     if memory is None:
         return "missing", {}
     if memory.revision != payload["base_revision"]:
@@ -140,7 +150,7 @@ def _prepare_update(proposal: Proposal, agent: Agent, payload: dict[str, Any]) -
     return ("current" if memory.is_active else "inactive"), result
 
 
-def _prepare_verb(proposal: Proposal, agent: Agent, payload: dict[str, Any]) -> tuple[str, dict]:
+def _prepare_verb(proposal: Proposal, memory: Memory | None, payload: dict[str, Any]) -> tuple[str, dict]:
     """Freeze a lifecycle verb or a system action (fence, revalidate): a reason, no content change.
 
     A lifecycle transition the state machine does not allow is refused here.
@@ -148,7 +158,6 @@ def _prepare_verb(proposal: Proposal, agent: Agent, payload: dict[str, Any]) -> 
     proposal.target_memory_id = payload["memory_id"]
     proposal.base_revision = payload["base_revision"]
     proposal.fields = {"reason": payload["reason"]}
-    memory = Memory.objects.filter(tenant_id=agent.tenant_id, pk=payload["memory_id"]).first()
     if memory is None:
         return "missing", {}
     if memory.revision != payload["base_revision"]:
@@ -182,6 +191,12 @@ def _dedupe_fact(tenant_id, result: dict, memory_id) -> str:
     return "contradiction"
 
 
+def _ttl_fact(memory: Memory | None) -> str:
+    if memory is None or memory.expires_at is None:
+        return "none"
+    return "elapsed" if memory.expires_at <= timezone.now() else "running"
+
+
 def _owner_explicit(context: dict, result: dict) -> bool:
     subject = context.get("acting_for_subject") or {}
     return context.get("consent_basis") == "explicit" and bool(result) and subject == result.get("subject")
@@ -200,3 +215,27 @@ def _apply_verdict(proposal: Proposal, verdict: Verdict, facts: dict) -> None:
     proposal.review_deadline = (
         timezone.now() + timedelta(hours=rule.review_window_hours) if rule.review_window_hours else None
     )
+
+
+# From the laxest path to the strictest.
+_PATH_ORDER = ["auto_apply", "policy_gated", "review_required", "denied"]
+
+
+def hold_to_reviewed_path(
+    proposal: Proposal, asked_classification: str, asked_approvals: int, asked_deadline: datetime | None
+) -> None:
+    """Keep an amended proposal on the path that asked for changes, or a stricter one.
+
+    An amendment that would now auto-apply goes back to review with the
+    approvals first required; one that needs more approvals keeps the larger
+    number; ``amended_after_review`` tells the reviewers why it is back.
+    """
+    if _PATH_ORDER.index(proposal.classification) >= _PATH_ORDER.index(asked_classification):
+        proposal.required_approvals = max(proposal.required_approvals, asked_approvals)
+    else:
+        proposal.classification = asked_classification
+        proposal.required_approvals = asked_approvals
+        proposal.gates = []
+        proposal.review_deadline = asked_deadline
+    if proposal.classification == Proposal.Classification.REVIEW_REQUIRED:
+        proposal.reason_codes = [*proposal.reason_codes, "amended_after_review"]

@@ -21,7 +21,7 @@ from proposals.errors import (
 )
 from proposals.models import InvalidProposalTransition, Proposal, ProposalEvidence
 from proposals.policy import Verdict
-from proposals.services.freezing import STATUS_FOR_VERDICT, freeze_and_classify
+from proposals.services.freezing import STATUS_FOR_VERDICT, freeze_and_classify, hold_to_reviewed_path
 from proposals.signals import proposal_released
 from tenancy.models import Agent
 
@@ -98,7 +98,9 @@ def amend_proposal(*, agent: Agent, proposal: Proposal, payload: dict[str, Any])
     """Replace a proposal's action after a reviewer asked for changes, and classify it afresh.
 
     The proposal keeps its id and target; its digest changes, so every
-    decision on the old digest is stale. History keeps the old version.
+    decision on the old digest is stale. History keeps the old version. The
+    amendment routes to the same path as the one that asked for changes, or
+    a stricter one: it goes back to the reviewers, never around them.
     """
     proposal = Proposal.objects.select_for_update().get(pk=proposal.pk, tenant_id=agent.tenant_id)
     if proposal.submitted_by_id != agent.id:
@@ -111,8 +113,10 @@ def amend_proposal(*, agent: Agent, proposal: Proposal, payload: dict[str, Any])
         proposal.action == Proposal.Action.UPDATE and payload["memory_id"] != proposal.target_memory_id
     ):
         raise AmendmentChangesTarget()
+    asked = (proposal.classification, proposal.required_approvals, proposal.review_deadline)
     verdict, revisions = freeze_and_classify(proposal, agent, payload)
-    proposal.transition_to(STATUS_FOR_VERDICT[verdict.classification])
+    hold_to_reviewed_path(proposal, *asked)
+    proposal.transition_to(STATUS_FOR_VERDICT[proposal.classification])
     proposal.version += 1
     proposal.save()
     proposal.evidence_links.all().delete()
@@ -142,8 +146,14 @@ def release(proposal: Proposal, *, available_at: datetime) -> None:
 
 @transaction.atomic(durable=True)
 def withdraw_proposal(*, agent: Agent, proposal: Proposal) -> Proposal:
-    """Withdraw an open proposal; a released one then executes as a no-op."""
+    """Withdraw an open proposal of this agent's; a released one then executes as a no-op.
+
+    Only the submitter withdraws, as only the submitter amends: another agent
+    of the tenant could otherwise cancel changes it merely disagrees with.
+    """
     proposal = Proposal.objects.select_for_update().get(pk=proposal.pk, tenant_id=agent.tenant_id)
+    if proposal.submitted_by_id != agent.id:
+        raise NotSubmitter("Only the agent that submitted a proposal may withdraw it")
     proposal.transition_to(Proposal.Status.WITHDRAWN)
     proposal.save(update_fields=["status", "updated_at"])
     return proposal

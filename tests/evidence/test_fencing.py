@@ -81,7 +81,7 @@ def test_corrected_factor_run_goes_back_to_the_pm_and_unfences(agent, api, pm, b
     revalidation = Proposal.objects.get(action="revalidate", target_memory_id=factor_memory)
     assert (revalidation.classification, revalidation.matched_rule) == (
         "review_required",
-        "review-shared-facts",
+        "review-escalation",
     )
     assert revalidation.evidence == [corrected.binding()]
     approve(pm, revalidation)
@@ -109,13 +109,16 @@ def test_rejected_revalidation_leaves_the_memory_fenced(agent, api, pm, backtest
     assert not OutboxEntry.objects.filter(proposal=revalidation).exists()
 
 
-def test_low_sensitivity_memories_revalidate_automatically(agent, api, backtest):
+def test_an_agent_correcting_evidence_cannot_lift_a_fence_without_review(agent, api, pm, backtest):
+    """The agent that uploads the "corrected" run is not who decides that it corrects anything."""
     proposal = submit(agent.agent, create_payload(user_preference(), [backtest]))
     apply_released(proposal)
     _invalidate(agent, backtest)
     add_evidence_revision(source=backtest.source, agent=agent.agent, content={"fixed": True})
     revalidation = Proposal.objects.get(action="revalidate", target_memory_id=proposal.target_memory_id)
-    assert revalidation.matched_rule == "auto-revalidate"
+    assert (revalidation.status, revalidation.matched_rule) == ("pending_review", "review-escalation")
+    assert not OutboxEntry.objects.filter(proposal=revalidation).exists()
+    approve(pm, revalidation)
     apply_released(revalidation)
     assert _view(api, proposal.target_memory_id)["return_mode"] == "raw"
 

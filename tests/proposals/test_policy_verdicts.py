@@ -6,6 +6,7 @@ from evidence.services import add_evidence_revision
 from executor.models import OutboxEntry
 from proposals.models import Proposal
 from proposals.policy import active_rule_set
+from tenancy.services import grant_delegation
 from tests.factories import (
     apply_released,
     create_payload,
@@ -39,6 +40,7 @@ def test_owner_explicit_low_risk_preference_is_auto_applied(agent):
 
 
 def test_preference_for_someone_else_is_reviewed(agent):
+    grant_delegation(agent=agent.agent, subject={"kind": "user", "id": "someone-else"})
     context = owner_context(subject={"kind": "user", "id": "someone-else"})
     proposal = _submit_create(agent, user_preference(), context)
     _assert_recorded(proposal, "review_required", "review-default", "default_review")

@@ -6,7 +6,7 @@ from rest_framework.test import APIClient
 from proposals.models import Proposal
 from reviews.models import ReviewDecision
 from tenancy.services import issue_user_token
-from tests.factories import create_payload, factor_fact, make_evidence, submit
+from tests.factories import create_payload, factor_fact, make_evidence, submit, user_preference
 
 
 def person_client(user) -> APIClient:
@@ -116,3 +116,28 @@ def test_agent_amends_after_changes_requested(agent, api, pm, factor_proposal):
     assert response.json()["version"] == 2
     assert response.json()["status"] == "pending_review"
     assert response.json()["action_digest"] != factor_proposal.action_digest
+
+
+def test_an_amendment_after_changes_requested_goes_back_to_the_reviewer(agent, api, pm, factor_proposal):
+    reviewer = person_client(pm)
+    asked = reviewer.post(
+        f"/api/v1/proposals/{factor_proposal.pk}/decisions/",
+        {
+            "decision": "request_changes",
+            "reason": "which universe?",
+            "represented_owner": "quant-desk",
+            "action_digest": factor_proposal.action_digest,
+        },
+        format="json",
+    )
+    assert asked.status_code == 201, asked.content
+    # The agent rewrites its factor conclusion as a preference the owner rule would auto-apply.
+    amended = create_payload(user_preference(), [make_evidence(agent.agent)])
+    response = api.post(f"/api/v1/proposals/{factor_proposal.pk}/amend/", amended, format="json")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["status"], body["classification"]) == ("pending_review", "review_required")
+    assert body["required_approvals"] >= factor_proposal.required_approvals
+    assert "amended_after_review" in body["reason_codes"]
+    queue = reviewer.get("/api/v1/reviews/queue/").json()["results"]
+    assert [row["id"] for row in queue] == [str(factor_proposal.pk)]
