@@ -37,7 +37,7 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
             token = (
                 AgentToken.objects.active()
                 .select_related("agent__tenant")
-                .filter(key_hash=AgentToken.hash_key(raw_key))
+                .filter(key_hash=AgentToken.hash_key(raw_key), agent__is_system=False)
                 .first()
             )
             principal = token and token.agent

@@ -6,6 +6,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from simple_history.models import HistoricalRecords
 
 from core.models import AppendOnlyModel
 
@@ -61,6 +62,53 @@ class Agent(models.Model):
     # DRF treats request.user as authenticated when this is true.
     is_authenticated = True
     is_anonymous = False
+
+
+class DelegationQuerySet(models.QuerySet):
+    def live(self):
+        """Grants neither revoked nor expired."""
+        now = timezone.now()
+        return self.filter(revoked_at__isnull=True).filter(
+            models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=now)
+        )
+
+
+class Delegation(models.Model):
+    """An operator's grant that an agent may act for a subject (a user, an org, …).
+
+    ``policy_context.acting_for_subject`` and ``?acting_for=`` are claims; this
+    row is what makes one true. Without a live grant the claim is refused, so
+    an agent can never vouch for its own authority. History keeps every grant
+    and revocation with who made it.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="delegations")
+    subject_kind = models.CharField(max_length=16)
+    subject_id = models.CharField(max_length=256)
+    reason = models.TextField(blank=True)
+    granted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = DelegationQuerySet.as_manager()
+    history = HistoricalRecords()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["agent", "subject_kind", "subject_id"], name="delegation_lookup_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent} acts for {self.subject_kind}:{self.subject_id}"
+
+    @property
+    def subject(self) -> dict:
+        return {"kind": self.subject_kind, "id": self.subject_id}
 
 
 class TokenQuerySet(models.QuerySet):

@@ -9,9 +9,23 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core.errors import DomainError, NotFound, TenantMismatch
-from tenancy.models import Agent, AgentToken, BearerToken, Tenant, UserToken
+from tenancy.models import Agent, AgentToken, BearerToken, Delegation, Tenant, UserToken
 
 SYSTEM_AGENT_NAME = "custodian-system"
+# Names Custodian keeps for its own identities; no agent so named ever holds a token.
+RESERVED_AGENT_PREFIX = "custodian-"
+
+
+class ReservedIdentity(DomainError):
+    code = "reserved_identity"
+    status = 403
+    title = "Custodian's own identities never hold tokens"
+
+
+class ActingForNotGranted(DomainError):
+    code = "acting_for_not_granted"
+    status = 403
+    title = "No live delegation lets this agent act for that subject"
 
 
 class TenantExists(DomainError):
@@ -46,9 +60,15 @@ def issue_agent_token(
 ) -> tuple[AgentToken, str]:
     """Create the agent if needed and issue a new token; return it and the raw key.
 
-    The raw key is returned once and never stored.
+    The raw key is returned once and never stored. Reserved names (the
+    system agent's among them) are refused: a token for Custodian's own
+    identity would let a caller pass for Custodian's sweeps.
     """
+    if agent_name.startswith(RESERVED_AGENT_PREFIX):
+        raise ReservedIdentity(f"Agent names starting with {RESERVED_AGENT_PREFIX!r} are reserved")
     agent, _ = Agent.objects.get_or_create(tenant=tenant, name=agent_name)
+    if agent.is_system:
+        raise ReservedIdentity(f"{agent} is a system agent")
     raw_key = _new_key(AgentToken)
     token = AgentToken.objects.create(
         agent=agent,
@@ -73,12 +93,83 @@ def issue_user_token(*, user, expires_in_days: int | None = None) -> tuple[UserT
 
 
 def bind_policy_context(agent: Agent, context: dict[str, Any]) -> dict[str, Any]:
-    """Refuse a policy context naming another tenant or actor; fill both from the credential."""
+    """Turn the claims in a policy context into facts, or refuse them.
+
+    Tenant and actor come from the credential; a subject the agent says it
+    acts for must be the agent itself or covered by a live :class:`Delegation`.
+    This is the one place both the write policy and the read policy get
+    their acting-for fact from.
+    """
     if context.get("tenant_id") not in (None, str(agent.tenant_id), agent.tenant.name):
         raise TenantMismatch("policy_context.tenant_id names another tenant")
     if context.get("actor_agent") not in (None, agent.name, str(agent.id)):
         raise TenantMismatch("policy_context.actor_agent names another agent")
+    subject = context.get("acting_for_subject")
+    if subject and not may_act_for(agent, subject):
+        raise ActingForNotGranted(
+            f"{agent.name} holds no live delegation for {subject.get('kind')}:{subject.get('id')}"
+        )
     return {**context, "tenant_id": str(agent.tenant_id), "actor_agent": agent.name}
+
+
+def may_act_for(agent: Agent, subject: dict[str, Any]) -> bool:
+    """True if ``agent`` is ``subject`` or holds a live delegation for it (system agents act for all)."""
+    if agent.is_system or subject == {"kind": "agent", "id": agent.name}:
+        return True
+    return (
+        Delegation.objects.live()
+        .filter(agent=agent, subject_kind=subject.get("kind"), subject_id=subject.get("id"))
+        .exists()
+    )
+
+
+@transaction.atomic
+def grant_delegation(
+    *,
+    agent: Agent,
+    subject: dict[str, str],
+    granted_by=None,
+    expires_in_days: int | None = None,
+    reason: str = "",
+) -> Delegation:
+    """Let ``agent`` act for ``subject`` (until ``expires_in_days``, if given); history records who."""
+    if agent.is_system:
+        raise ReservedIdentity("System agents act for every subject already")
+    delegation = Delegation(
+        tenant_id=agent.tenant_id,
+        agent=agent,
+        subject_kind=subject["kind"],
+        subject_id=subject["id"],
+        granted_by=granted_by,
+        reason=reason,
+        expires_at=timezone.now() + timedelta(days=expires_in_days) if expires_in_days else None,
+    )
+    delegation.full_clean()
+    delegation.save()
+    return delegation
+
+
+@transaction.atomic
+def revoke_delegations(*, agent: Agent, subject: dict[str, str]) -> int:
+    """Revoke every live grant letting ``agent`` act for ``subject``; return how many."""
+    now = timezone.now()
+    revoked = 0
+    for delegation in (
+        Delegation.objects.live()
+        .select_for_update()
+        .filter(agent=agent, subject_kind=subject["kind"], subject_id=subject["id"])
+    ):
+        delegation.revoked_at = now
+        delegation.save(update_fields=["revoked_at"])  # save(), not update(): history records it
+        revoked += 1
+    return revoked
+
+
+def get_agent(*, tenant: Tenant, name: str) -> Agent:
+    try:
+        return Agent.objects.get(tenant=tenant, name=name)
+    except Agent.DoesNotExist:
+        raise NotFound(f"No agent {name!r} in {tenant.name}") from None
 
 
 def system_agent(*, tenant_id) -> Agent:

@@ -12,7 +12,7 @@ from evidence.models import EvidenceRevision
 from evidence.services import register_evidence
 from proposals.services import submit_proposal
 from tenancy.models import Agent, Tenant
-from tenancy.services import issue_agent_token
+from tenancy.services import grant_delegation, issue_agent_token
 
 _counter = itertools.count(1)
 
@@ -33,9 +33,17 @@ class AgentHandle:
         return client
 
 
-def make_agent(tenant_name: str, agent_name: str) -> AgentHandle:
+# Subjects a test agent acts for unless a test says otherwise (an operator's grants).
+DEFAULT_DELEGATIONS = ({"kind": "user", "id": "pm-alice"}, {"kind": "org", "id": "quant-desk"})
+
+
+def make_agent(
+    tenant_name: str, agent_name: str, acts_for: tuple[dict, ...] = DEFAULT_DELEGATIONS
+) -> AgentHandle:
     tenant, _ = Tenant.objects.get_or_create(name=tenant_name)
     token, raw = issue_agent_token(tenant=tenant, agent_name=agent_name)
+    for subject in acts_for:
+        grant_delegation(agent=token.agent, subject=subject, reason="test operator grant")
     return AgentHandle(token.agent, raw)
 
 

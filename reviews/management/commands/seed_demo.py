@@ -13,7 +13,7 @@ from evidence.services import add_evidence_revision, register_evidence
 from proposals.services import submit_proposal
 from reviews.selectors import AUDIT, DECIDE
 from tenancy.models import Tenant
-from tenancy.services import create_tenant, issue_agent_token
+from tenancy.services import create_tenant, grant_delegation, issue_agent_token
 
 TENANT = "quant-research"
 
@@ -40,6 +40,9 @@ class Command(BaseCommand):
         tenant = create_tenant(name=TENANT)
         token, raw = issue_agent_token(tenant=tenant, agent_name="research-agent")
         agent = token.agent
+        # The operator lets the research agent act for Alice and for the desk (nothing else).
+        for subject in ({"kind": "user", "id": "pm-alice"}, {"kind": "org", "id": "quant-desk"}):
+            grant_delegation(agent=agent, subject=subject, reason="demo: research assistant")
         User.objects.create_superuser("admin", "admin@example.com", "admin")
         for name, group, perm in [
             ("pm", "reviewers", DECIDE),

@@ -1,0 +1,35 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from core.errors import DomainError
+from tenancy.services import get_agent, get_tenant, grant_delegation
+
+
+def parse_subject(value: str) -> dict[str, str]:
+    kind, sep, subject_id = value.partition(":")
+    if not sep or not kind or not subject_id:
+        raise CommandError(f"--subject must be kind:id, not {value!r}")
+    return {"kind": kind, "id": subject_id}
+
+
+class Command(BaseCommand):
+    help = "Let an agent act for a subject (policy_context.acting_for_subject, ?acting_for=)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--tenant", required=True)
+        parser.add_argument("--agent", required=True)
+        parser.add_argument("--subject", required=True, help="kind:id, e.g. user:alice")
+        parser.add_argument("--expires-days", type=int, default=None, help="Days until it lapses")
+        parser.add_argument("--reason", default="")
+
+    def handle(self, *args, tenant, agent, subject, expires_days, reason, **options):
+        try:
+            delegation = grant_delegation(
+                agent=get_agent(tenant=get_tenant(name=tenant), name=agent),
+                subject=parse_subject(subject),
+                expires_in_days=expires_days,
+                reason=reason,
+            )
+        except DomainError as exc:
+            raise CommandError(exc.detail) from None
+        until = f" until {delegation.expires_at:%Y-%m-%d %H:%M}" if delegation.expires_at else ""
+        self.stdout.write(f"{delegation}{until}")
