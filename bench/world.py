@@ -7,7 +7,7 @@ from guardian.shortcuts import assign_perm
 
 from evidence.models import EvidenceRevision
 from evidence.services import register_evidence
-from tenancy.models import Agent, Tenant
+from tenancy.models import Agent, Delegation, Tenant
 from tenancy.services import issue_agent_token
 
 
@@ -25,6 +25,7 @@ def make_world(name: str) -> World:
     tenant, _ = Tenant.objects.get_or_create(name=name)
     token, raw = issue_agent_token(tenant=tenant, agent_name=f"{name}-agent")
     agent = token.agent
+    grant_users(agent, [f"pm-{n}" for n in range(50)])
     evidence = list(EvidenceRevision.objects.filter(tenant=tenant).order_by("source__kind")[:2]) or [
         register_evidence(agent=agent, kind=kind, external_ref=f"{name}-{kind}", content=content)
         for kind, content in (
@@ -38,6 +39,20 @@ def make_world(name: str) -> World:
         reviewer.save()
         assign_perm("tenancy.decide_proposal", reviewer, tenant)
     return World(tenant, agent, raw, evidence, reviewer)
+
+
+def grant_users(agent: Agent, users: list[str]) -> None:
+    """Let ``agent`` act for each of ``users`` (the operator's grants the preference payloads rely on)."""
+    granted = set(
+        Delegation.objects.filter(agent=agent, subject_kind="user", subject_id__in=users).values_list(
+            "subject_id", flat=True
+        )
+    )
+    Delegation.objects.bulk_create(
+        Delegation(tenant_id=agent.tenant_id, agent=agent, subject_kind="user", subject_id=user)
+        for user in users
+        if user not in granted
+    )
 
 
 def preference_payload(world: World, n: int) -> dict:

@@ -17,13 +17,13 @@ from guardian.shortcuts import assign_perm
 
 from bench.seed.rows import new
 from bench.textgen import TextGenerator, frozen_fields
+from bench.world import grant_users
 from core.canonical import digest
 from evidence.models import EvidenceRevision
 from proposals.models import Proposal, ProposalEvidence
 from proposals.services.freezing import freeze_and_classify
 from reviews.selectors import DECIDE
 from tenancy.models import Agent, Tenant
-from tenancy.services import bind_policy_context
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,8 @@ class _World:
                 raise ValueError(f"evidence {revision.pk} is not a valid revision of tenant {self.tenant}")
         if self.agent.tenant_id != self.tenant.pk:
             raise ValueError("the agent belongs to another tenant")
+        # Preferences are seeded as said by their users, through an agent they delegated to.
+        grant_users(self.agent, self.text.users)
         self.evidence = sorted(self.evidence, key=lambda r: (str(r.source_id), r.revision))
         self._bindings = [revision.binding() for revision in self.evidence]
         self._ids = random.Random(os.urandom(16))
@@ -183,7 +185,12 @@ class _World:
             base_revision=0,
             fields=fields,
             evidence=frozen.bindings,
-            policy_context=bind_policy_context(self.agent, frozen.context),
+            # What bind_policy_context returns; __post_init__ granted every subject acted for.
+            policy_context={
+                **frozen.context,
+                "tenant_id": str(self.agent.tenant_id),
+                "actor_agent": self.agent.name,
+            },
             rationale=rationale,
             version=1,
             dedupe_key=fields["dedupe_key"],
