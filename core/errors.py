@@ -14,7 +14,12 @@ class DomainError(Exception):
     status = 400
     title = "Request refused"
 
+    # Keys of the problem+json body itself; an extra named like one would clobber it.
+    RESERVED_EXTRAS = frozenset({"type", "title", "status", "code", "detail"})
+
     def __init__(self, detail: str = "", **extra: Any) -> None:
+        if clash := self.RESERVED_EXTRAS & extra.keys():
+            raise TypeError(f"{type(self).__name__}: extras may not be named {sorted(clash)}")
         super().__init__(detail or self.title)
         self.detail = detail or self.title
         self.extra = extra

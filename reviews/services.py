@@ -86,7 +86,7 @@ def _check_may_decide(actor, proposal: Proposal, *, action_digest: str, reason: 
     if is_submitter(actor, proposal):
         raise SelfApprovalForbidden()
     if proposal.status != Proposal.Status.PENDING_REVIEW:
-        raise NotUnderReview(status=proposal.status)
+        raise NotUnderReview(proposal_status=proposal.status)
     if proposal.review_deadline and proposal.review_deadline < timezone.now():
         raise ReviewWindowClosed()
     if action_digest != proposal.action_digest:

@@ -141,3 +141,11 @@ def test_an_amendment_after_changes_requested_goes_back_to_the_reviewer(agent, a
     assert "amended_after_review" in body["reason_codes"]
     queue = reviewer.get("/api/v1/reviews/queue/").json()["results"]
     assert [row["id"] for row in queue] == [str(factor_proposal.pk)]
+
+
+@pytest.mark.parametrize("first", ["reject", "approve"])
+def test_deciding_a_proposal_no_longer_under_review_is_409_over_rest(pm, pm2, factor_proposal, first):
+    assert _decide(person_client(pm), factor_proposal, decision=first).status_code == 201
+    response = _decide(person_client(pm2), factor_proposal)
+    assert (response.status_code, response.json()["code"]) == (409, "not_under_review")
+    assert response.json()["proposal_status"] in ("rejected", "released")
