@@ -1,8 +1,10 @@
 """Admin helpers shared by the apps."""
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.admin.utils import unquote
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpResponseRedirect
 from django.core.paginator import Paginator
 from django.utils.functional import cached_property
 from simple_history.admin import SimpleHistoryAdmin
@@ -19,6 +21,23 @@ class CappedCountPaginator(Paginator):
     @cached_property
     def count(self) -> int:
         return self.object_list[: self.CAP].count()
+
+
+class ForgedSelectionMixin:
+    """Answer an action on a forged row id with a message, not a server error.
+
+    Django builds the action's queryset with ``pk__in=<posted ids>``, which
+    raises on an id the primary key cannot hold.
+    """
+
+    def response_action(self, request, queryset):
+        try:
+            for value in request.POST.getlist(ACTION_CHECKBOX_NAME):
+                self.model._meta.pk.to_python(value)
+        except ValidationError:
+            self.message_user(request, "Refused: a selected id is not a row of this list.", messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+        return super().response_action(request, queryset)
 
 
 class ReadOnlyMixin:

@@ -14,7 +14,7 @@ from django.contrib.auth.models import Group, User
 from django.core.exceptions import PermissionDenied, ValidationError
 from guardian.admin import GuardedModelAdmin
 
-from core.admin import ReadOnlyAdmin, ReadOnlyHistoryAdmin
+from core.admin import ForgedSelectionMixin, ReadOnlyAdmin, ReadOnlyHistoryAdmin
 from tenancy.models import Agent, AgentToken, DeniedRequest, Tenant, UserToken
 from tenancy.selectors import decidable_tenants, viewable_tenants
 
@@ -46,7 +46,7 @@ class TenantListFilter(admin.RelatedFieldListFilter):
         return [(tenant.pk, str(tenant)) for tenant in tenants]
 
 
-class TenantScopedMixin:
+class TenantScopedMixin(ForgedSelectionMixin):
     """Draw every page of a ModelAdmin along the viewer's tenant lines.
 
     ``tenant_lookup`` is the path from the model to its tenant. Actions call
@@ -148,7 +148,7 @@ class TenantReadOnlyHistoryAdmin(TenantScopedMixin, ReadOnlyHistoryAdmin):
     """A read-only admin with simple-history, drawn along the viewer's tenant lines."""
 
 
-class SuperuserOnlyMixin:
+class SuperuserOnlyMixin(ForgedSelectionMixin):
     """Pages that span tenants (accounts, groups): superusers only; for anyone else no row exists."""
 
     def get_queryset(self, request):
@@ -241,7 +241,7 @@ class AgentTokenAdmin(TenantScopedAdmin):
 
 
 @admin.register(UserToken)
-class UserTokenAdmin(admin.ModelAdmin):
+class UserTokenAdmin(ForgedSelectionMixin, admin.ModelAdmin):
     """Personal tokens are issued by ``create_user_token``; the admin only shows and revokes.
 
     A personal token belongs to no tenant: anyone but a superuser sees only their own.
