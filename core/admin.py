@@ -4,8 +4,8 @@ from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpResponseRedirect
 from django.core.paginator import Paginator
+from django.http import HttpResponseRedirect
 from django.utils.functional import cached_property
 from simple_history.admin import SimpleHistoryAdmin
 

@@ -8,11 +8,13 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView
 from django.core.cache import cache
+from django.core.exceptions import BadRequest
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 from redis.exceptions import RedisError
 
+from core.api.pagination import InvalidCursor
 from core.errors import DomainError
 from core.keyset import keyset_page
 from evidence.models import EvidenceRevision
@@ -42,12 +44,15 @@ def queue(request):
     form = QueueFilterForm(request.GET or None)
     filters = form.queue_filters()
     proposals = review_queue(user=request.user, **filters)
-    page = keyset_page(
-        proposals,
-        ordering=QUEUE_ORDERS[filters.get("order", "age")],
-        cursor=request.GET.get("after"),
-        size=PAGE_SIZE,
-    )
+    try:
+        page = keyset_page(
+            proposals,
+            ordering=QUEUE_ORDERS[filters.get("order", "age")],
+            cursor=request.GET.get("after"),
+            size=PAGE_SIZE,
+        )
+    except InvalidCursor:
+        raise BadRequest("This page link is not one the queue issued.") from None
     query = request.GET.copy()
     query.pop("after", None)
     return render(
