@@ -1,11 +1,13 @@
 """The review UI: thin views over the selectors and services, rendered with htmx fragments."""
 
+import hashlib
 import json
 from contextlib import suppress
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import UsernameField
 from django.contrib.auth.views import LoginView
 from django.core.cache import cache
 from django.core.exceptions import BadRequest
@@ -207,5 +209,11 @@ class ThrottledLoginView(LoginView):
             return 0
 
     def _key(self) -> str:
-        name = str(self.request.POST.get("username", ""))[:150].lower()
-        return f"login-failures:{name}:{self.request.META.get('REMOTE_ADDR', '')}"
+        """One counter per name as the auth backend reads it (NFKC, stripped), case-folded, per address.
+
+        "pm2 ", its full-width form and "pm2" sign in as the same person, so they share a counter.
+        """
+        raw = str(self.request.POST.get("username", ""))[:1000]
+        name = UsernameField().to_python(raw).strip().casefold()[:150]
+        hashed = hashlib.sha256(name.encode()).hexdigest()  # any character is safe in a cache key
+        return f"login-failures:{hashed}:{self.request.META.get('REMOTE_ADDR', '')}"
