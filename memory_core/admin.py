@@ -48,7 +48,7 @@ class MemoryAdmin(TenantReadOnlyHistoryAdmin):
     list_display = ["id", "type", "scope", "state", "revision", "tenant", "updated_at"]
     list_filter = ["tenant", "state", "type", "scope", "sensitivity"]
     list_select_related = ["tenant"]
-    search_fields = ["=id", "dedupe_key", "subject_id"]
+    search_fields = ["=id", "=dedupe_key", "subject_id"]
     inlines = [MemoryEvidenceInline]
     history_list_display = ["revision", "state"]
     history_withheld_fields = CONTENT_FIELDS

@@ -38,7 +38,7 @@ class ProposalAdmin(TenantReadOnlyHistoryAdmin):
     ]
     list_filter = ["tenant", "status", "classification", "action"]
     list_select_related = ["tenant", "submitted_by__tenant"]
-    search_fields = ["=id", "=target_memory_id", "dedupe_key"]
+    search_fields = ["=id", "=target_memory_id", "=dedupe_key"]
     date_hierarchy = "created_at"
     history_withheld_fields = CONTENT_COLUMNS
     exclude = CONTENT_COLUMNS

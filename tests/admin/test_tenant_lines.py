@@ -16,7 +16,6 @@ from simple_history.admin import SimpleHistoryAdmin
 from executor.models import Receipt
 from memory_core.models import Memory
 from reviews.selectors import AUDIT
-from tenancy.admin import TenantScopedMixin
 from tests.factories import create_payload, factor_fact, make_agent, make_evidence, submit
 
 VIEWERS = ["operator_a", "auditor_a"]
@@ -100,6 +99,8 @@ def test_no_admin_page_shows_another_tenants_rows(client, request, tenant_b, vie
 
 def test_staff_still_see_their_own_tenants_rows(client, operator_a, tenant_a):
     """The lines hold B back without hiding A: every tenant-drawn changelist lists A's rows."""
+    from tenancy.admin import TenantScopedMixin
+
     client.force_login(operator_a)
     empty = []
     for model, model_admin in admin.site._registry.items():
@@ -166,3 +167,22 @@ def test_a_pending_foreign_proposal_is_not_in_any_admin_list(client, operator_a,
     )
     client.force_login(operator_a)
     assert str(pending.pk) not in client.get("/admin/proposals/proposal/").content.decode()
+
+
+def _queries(client, url) -> int:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(url).status_code == 200
+    return len(queries)
+
+
+def test_tenant_lines_cost_the_same_at_any_size(client, operator_a, tenant_a, applied_memory_factory):
+    """The lines add a fixed number of queries per page, never one per row."""
+    client.force_login(operator_a)
+    urls = [_url(model, "changelist") for model in admin.site._registry if model._meta.app_label != "auth"]
+    few = {url: _queries(client, url) for url in urls}
+    for _ in range(4):
+        applied_memory_factory(tenant_a.handle)
+    assert {url: _queries(client, url) for url in urls} == few
