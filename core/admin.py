@@ -1,7 +1,11 @@
 """Admin helpers shared by the apps."""
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
+from django.http import HttpResponseRedirect
 from django.utils.functional import cached_property
 from simple_history.admin import SimpleHistoryAdmin
 
@@ -17,6 +21,23 @@ class CappedCountPaginator(Paginator):
     @cached_property
     def count(self) -> int:
         return self.object_list[: self.CAP].count()
+
+
+class ForgedSelectionMixin:
+    """Answer an action on a forged row id with a message, not a server error.
+
+    Django builds the action's queryset with ``pk__in=<posted ids>``, which
+    raises on an id the primary key cannot hold.
+    """
+
+    def response_action(self, request, queryset):
+        try:
+            for value in request.POST.getlist(ACTION_CHECKBOX_NAME):
+                self.model._meta.pk.to_python(value)
+        except ValidationError:
+            self.message_user(request, "Refused: a selected id is not a row of this list.", messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+        return super().response_action(request, queryset)
 
 
 class ReadOnlyMixin:
@@ -37,7 +58,47 @@ class ReadOnlyAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
 
 class ReadOnlyHistoryAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
-    """Show a row and its simple-history, but never add, change, delete or revert it."""
+    """Show a row and its simple-history, but never add, change, delete or revert it.
+
+    The history pages find their row through ``get_queryset`` like every other
+    page (simple-history would fall back to the history table, bypassing any
+    scoping), and a revision page answers GET only: simple-history saves a
+    POSTed revision without asking for change permission.
+    ``history_withheld_fields`` never appear in the list of changes.
+    """
+
+    history_withheld_fields: tuple[str, ...] = ()
 
     def revert_disabled(self, request, obj=None):
         return True
+
+    def history_view(self, request, object_id, extra_context=None):
+        missing = self._refuse_or_missing(request, object_id)
+        return missing or super().history_view(request, object_id, extra_context)
+
+    def history_form_view(self, request, object_id, version_id, extra_context=None):
+        if request.method != "GET":
+            raise PermissionDenied("History is read-only.")
+        missing = self._refuse_or_missing(request, object_id)
+        return missing or super().history_form_view(request, object_id, version_id, extra_context)
+
+    def set_history_delta_changes(self, request, historical_records, foreign_keys_are_objs=True):
+        previous = None
+        for current in historical_records:
+            if previous is not None:
+                delta = previous.diff_against(
+                    current,
+                    excluded_fields=self.history_withheld_fields,
+                    foreign_keys_are_objs=foreign_keys_are_objs,
+                )
+                helper = self.get_historical_record_context_helper(request, previous)
+                previous.history_delta_changes = helper.context_for_delta_changes(delta)
+            previous = current
+
+    def _refuse_or_missing(self, request, object_id):
+        """Answer a history page of a row this viewer cannot see exactly as Django answers a missing id."""
+        if not self.has_view_or_change_permission(request):
+            raise PermissionDenied
+        if self.get_object(request, unquote(object_id)) is None:
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        return None

@@ -1,8 +1,8 @@
 from django.contrib import admin, messages
 
-from core.admin import ReadOnlyAdmin
 from evidence.models import EvidenceRevision, EvidenceSource
 from evidence.services import invalidate_evidence_revision
+from tenancy.admin import OPERATE, TenantReadOnlyAdmin
 
 
 class EvidenceRevisionInline(admin.TabularInline):
@@ -18,7 +18,7 @@ class EvidenceRevisionInline(admin.TabularInline):
 
 
 @admin.register(EvidenceSource)
-class EvidenceSourceAdmin(ReadOnlyAdmin):
+class EvidenceSourceAdmin(TenantReadOnlyAdmin):
     list_display = ["external_ref", "kind", "tenant", "latest_revision", "created_by", "created_at"]
     list_filter = ["tenant", "kind"]
     list_select_related = ["tenant", "created_by__tenant"]
@@ -27,7 +27,7 @@ class EvidenceSourceAdmin(ReadOnlyAdmin):
 
 
 @admin.register(EvidenceRevision)
-class EvidenceRevisionAdmin(ReadOnlyAdmin):
+class EvidenceRevisionAdmin(TenantReadOnlyAdmin):
     """Revisions are immutable; invalidation is a workflow, not an edit."""
 
     list_display = ["source", "revision", "status", "content_hash", "tenant", "created_at"]
@@ -36,13 +36,21 @@ class EvidenceRevisionAdmin(ReadOnlyAdmin):
     search_fields = ["=source__id", "content_hash"]
     actions = ["invalidate"]
 
-    @admin.action(description="Invalidate selected revisions (fences the memories resting on them)")
+    @admin.action(
+        description="Invalidate selected revisions (fences the memories resting on them)",
+        permissions=["invalidate"],
+    )
     def invalidate(self, request, queryset):
-        if not request.user.has_perm("evidence.invalidate_evidencerevision"):
-            self.message_user(request, "You may not invalidate evidence.", messages.ERROR)
+        if self.refuse_foreign_rows(request, queryset):
             return
         for revision in queryset:
             invalidate_evidence_revision(
                 revision=revision, reason=f"invalidated by {request.user.get_username()}"
             )
         self.message_user(request, f"Invalidated {queryset.count()} revision(s).", messages.SUCCESS)
+
+    def has_invalidate_permission(self, request):
+        """The model permission, and deciding rights in some tenant (each row's tenant is checked too)."""
+        return request.user.has_perm("evidence.invalidate_evidencerevision") and self._within(
+            request, None, OPERATE
+        )

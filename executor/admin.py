@@ -5,10 +5,11 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from core.admin import CappedCountPaginator, ReadOnlyAdmin
+from core.admin import CappedCountPaginator
 from executor.models import OutboxEntry, Receipt, ReceiptChain
 from executor.services import requeue_dead_entry
 from executor.verification import verify_tenant
+from tenancy.admin import OPERATE, VIEW, TenantReadOnlyAdmin
 
 
 def _link(viewname: str, pk, label) -> str:
@@ -16,7 +17,7 @@ def _link(viewname: str, pk, label) -> str:
 
 
 @admin.register(Receipt)
-class ReceiptAdmin(ReadOnlyAdmin):
+class ReceiptAdmin(TenantReadOnlyAdmin):
     list_display = ["seq", "outcome", "tenant", "proposal_link", "memory_id", "after_revision", "created_at"]
     list_filter = ["tenant", "outcome", "created_at"]
     list_select_related = ["tenant"]
@@ -54,36 +55,46 @@ class ReceiptAdmin(ReadOnlyAdmin):
 
 
 @admin.register(OutboxEntry)
-class OutboxEntryAdmin(ReadOnlyAdmin):
+class OutboxEntryAdmin(TenantReadOnlyAdmin):
     list_display = ["id", "status", "attempts", "tenant", "proposal_id", "available_at", "last_error"]
     list_filter = ["status", "tenant"]
     list_select_related = ["tenant"]
     search_fields = ["=id", "=proposal__id"]
     actions = ["requeue"]
 
-    @admin.action(description="Requeue dead-lettered entries (the executor writes their receipts)")
+    @admin.action(
+        description="Requeue dead-lettered entries (the executor writes their receipts)",
+        permissions=["requeue"],
+    )
     def requeue(self, request, queryset):
+        if self.refuse_foreign_rows(request, queryset, OPERATE):
+            return
         requeued = 0
         for entry in queryset.filter(status=OutboxEntry.Status.DEAD, requeued_as__isnull=True):
             requeue_dead_entry(entry=entry, requested_by=request.user.get_username())
             requeued += 1
         self.message_user(request, f"Requeued {requeued} dead entries.", messages.SUCCESS)
 
-    def has_change_permission(self, request, obj=None):
-        # Needed for the requeue action to show; there is no editable field.
-        return request.user.has_perm("executor.change_outboxentry") and obj is None
+    def has_requeue_permission(self, request):
+        """Operators requeue: the model's change permission and deciding rights in some tenant.
+
+        Auditors only audit, so they never requeue; each selected row's tenant is checked too.
+        """
+        return request.user.has_perm("executor.change_outboxentry") and self._within(request, None, OPERATE)
 
 
 @admin.register(ReceiptChain)
-class ReceiptChainAdmin(ReadOnlyAdmin):
+class ReceiptChainAdmin(TenantReadOnlyAdmin):
     """One row per tenant chain; auditors can re-verify chains from here."""
 
     list_display = ["tenant", "seq", "head_hash"]
     list_select_related = ["tenant"]
     actions = ["verify"]
 
-    @admin.action(description="Verify selected chains and their memories")
+    @admin.action(description="Verify selected chains and their memories", permissions=["view"])
     def verify(self, request, queryset):
+        if self.refuse_foreign_rows(request, queryset, VIEW):
+            return
         for chain in queryset.select_related("tenant"):
             # One process: this runs inside a web request.
             verification = verify_tenant(chain.tenant_id, processes=1)

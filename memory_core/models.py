@@ -127,7 +127,9 @@ class Memory(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.type}:{self.statement[:60]}"
+        # Never the statement: admin titles, breadcrumbs, history and logs print this for
+        # people the read policy may give metadata only.
+        return f"{self.type} {self.id}"
 
     @property
     def statement(self) -> str:

@@ -1,11 +1,11 @@
 from django.contrib import admin
 
-from core.admin import ReadOnlyHistoryAdmin
 from reviews.models import ReviewDecision
+from tenancy.admin import TenantReadOnlyHistoryAdmin
 
 
 @admin.register(ReviewDecision)
-class ReviewDecisionAdmin(ReadOnlyHistoryAdmin):
+class ReviewDecisionAdmin(TenantReadOnlyHistoryAdmin):
     """Decisions are immutable: no add, change or delete here either."""
 
     list_display = ["created_at", "decision", "actor", "represented_owner", "proposal", "tenant", "channel"]

@@ -1,9 +1,7 @@
 """Reads for reviewers: what a person may see and decide, and where approvals stand.
 
-Tenant access is a django-guardian object permission on the tenant
-(``tenancy.decide_proposal`` for reviewers, ``tenancy.audit_tenant`` for
-auditors). Global (model-level) grants are deliberately not accepted, so
-a permission given for one workspace never leaks into another.
+Tenant access is the rule in ``tenancy.selectors`` (re-exported here):
+``decide_proposal`` to decide, ``audit_tenant`` to view, global grants ignored.
 """
 
 import statistics
@@ -14,25 +12,12 @@ from datetime import timedelta
 from django.db.models import Count, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
-from guardian.shortcuts import get_objects_for_user
 
 from proposals.errors import ProposalNotFound
 from proposals.models import Proposal
 from reviews.models import ReviewDecision
 from tenancy.models import Tenant
-
-DECIDE = "tenancy.decide_proposal"
-AUDIT = "tenancy.audit_tenant"
-
-
-def decidable_tenants(user) -> QuerySet[Tenant]:
-    """Return the tenants in which ``user`` may decide proposals."""
-    return get_objects_for_user(user, DECIDE, klass=Tenant, accept_global_perms=False)
-
-
-def viewable_tenants(user) -> QuerySet[Tenant]:
-    """Return the tenants whose proposals ``user`` may see (reviewers and auditors)."""
-    return get_objects_for_user(user, [DECIDE, AUDIT], klass=Tenant, any_perm=True, accept_global_perms=False)
+from tenancy.selectors import AUDIT, DECIDE, decidable_tenants, viewable_tenants  # noqa: F401 (re-exported)
 
 
 def can_decide(user, tenant: Tenant) -> bool:

@@ -1,18 +1,22 @@
 """The review UI: thin views over the selectors and services, rendered with htmx fragments."""
 
+import hashlib
 import json
 from contextlib import suppress
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import UsernameField
 from django.contrib.auth.views import LoginView
 from django.core.cache import cache
+from django.core.exceptions import BadRequest
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 from redis.exceptions import RedisError
 
+from core.api.pagination import InvalidCursor
 from core.errors import DomainError
 from core.keyset import keyset_page
 from evidence.models import EvidenceRevision
@@ -42,12 +46,15 @@ def queue(request):
     form = QueueFilterForm(request.GET or None)
     filters = form.queue_filters()
     proposals = review_queue(user=request.user, **filters)
-    page = keyset_page(
-        proposals,
-        ordering=QUEUE_ORDERS[filters.get("order", "age")],
-        cursor=request.GET.get("after"),
-        size=PAGE_SIZE,
-    )
+    try:
+        page = keyset_page(
+            proposals,
+            ordering=QUEUE_ORDERS[filters.get("order", "age")],
+            cursor=request.GET.get("after"),
+            size=PAGE_SIZE,
+        )
+    except InvalidCursor:
+        raise BadRequest("This page link is not one the queue issued.") from None
     query = request.GET.copy()
     query.pop("after", None)
     return render(
@@ -202,5 +209,11 @@ class ThrottledLoginView(LoginView):
             return 0
 
     def _key(self) -> str:
-        name = str(self.request.POST.get("username", ""))[:150].lower()
-        return f"login-failures:{name}:{self.request.META.get('REMOTE_ADDR', '')}"
+        """One counter per name as the auth backend reads it (NFKC, stripped), case-folded, per address.
+
+        "pm2 ", its full-width form and "pm2" sign in as the same person, so they share a counter.
+        """
+        raw = str(self.request.POST.get("username", ""))[:1000]
+        name = UsernameField().to_python(raw).strip().casefold()[:150]
+        hashed = hashlib.sha256(name.encode()).hexdigest()  # any character is safe in a cache key
+        return f"login-failures:{hashed}:{self.request.META.get('REMOTE_ADDR', '')}"

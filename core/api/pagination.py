@@ -1,6 +1,8 @@
 """Cursor pagination: stable under inserts and constant-time at any depth."""
 
+from base64 import b64encode
 from datetime import datetime, timedelta
+from urllib.parse import urlencode
 
 from django.utils.dateparse import parse_datetime
 from rest_framework.exceptions import NotFound
@@ -46,10 +48,20 @@ class CreatedCursorPagination(CursorPagination):
             cursor = super().decode_cursor(request)
         except NotFound:
             raise InvalidCursor() from None
-        if (
-            cursor is not None
-            and cursor.position is not None
-            and plausible_timestamp(cursor.position) is None
-        ):
-            raise InvalidCursor()
+        if cursor is None:
+            return None
+        if cursor.position is not None and str(plausible_timestamp(cursor.position)) != cursor.position:
+            raise InvalidCursor()  # not a timestamp, or not spelled the way this API writes one
+        if _as_issued(cursor) != request.query_params.get(self.cursor_query_param):
+            raise InvalidCursor()  # e.g. an offset beyond the cutoff, which DRF would silently clamp
         return cursor
+
+
+def _as_issued(cursor) -> str:
+    """Return the cursor token exactly as ``CursorPagination.encode_cursor`` writes it."""
+    tokens = {"o": str(cursor.offset)} if cursor.offset else {}
+    if cursor.reverse:
+        tokens["r"] = "1"
+    if cursor.position is not None:
+        tokens["p"] = cursor.position
+    return b64encode(urlencode(tokens, doseq=True).encode("ascii")).decode("ascii")
