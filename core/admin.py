@@ -57,8 +57,8 @@ class ReadOnlyAdmin(ReadOnlyMixin, admin.ModelAdmin):
     """An admin that shows rows but never adds, changes or deletes them."""
 
 
-class ReadOnlyHistoryAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
-    """Show a row and its simple-history, but never add, change, delete or revert it.
+class ScopedHistoryMixin:
+    """simple-history pages that hold the same lines as the rest of the admin, and never revert.
 
     The history pages find their row through ``get_queryset`` like every other
     page (simple-history would fall back to the history table, bypassing any
@@ -102,3 +102,7 @@ class ReadOnlyHistoryAdmin(ReadOnlyMixin, SimpleHistoryAdmin):
         if self.get_object(request, unquote(object_id)) is None:
             return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
         return None
+
+
+class ReadOnlyHistoryAdmin(ReadOnlyMixin, ScopedHistoryMixin, SimpleHistoryAdmin):
+    """Show a row and its simple-history, but never add, change, delete or revert it."""

@@ -13,10 +13,12 @@ from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group, User
 from django.core.exceptions import PermissionDenied, ValidationError
 from guardian.admin import GuardedModelAdmin
+from simple_history.admin import SimpleHistoryAdmin
 
-from core.admin import ForgedSelectionMixin, ReadOnlyAdmin, ReadOnlyHistoryAdmin
-from tenancy.models import Agent, AgentToken, DeniedRequest, Tenant, UserToken
+from core.admin import ForgedSelectionMixin, ReadOnlyAdmin, ReadOnlyHistoryAdmin, ScopedHistoryMixin
+from tenancy.models import Agent, AgentToken, Delegation, DeniedRequest, Tenant, UserToken
 from tenancy.selectors import decidable_tenants, viewable_tenants
+from tenancy.services import revoke_delegations
 
 VIEW, OPERATE = "view", "operate"
 _SELECTORS = {VIEW: viewable_tenants, OPERATE: decidable_tenants}
@@ -278,3 +280,51 @@ class DeniedRequestAdmin(TenantReadOnlyAdmin):
     list_select_related = ["tenant", "agent", "user"]
     search_fields = ["path"]
     date_hierarchy = "created_at"
+
+
+@admin.register(Delegation)
+class DelegationAdmin(TenantScopedMixin, ScopedHistoryMixin, SimpleHistoryAdmin):
+    """Operators grant who an agent may act for, and revoke it; a grant is never edited.
+
+    Granting is like deciding: it needs ``decide_proposal`` on the agent's
+    tenant. History records who granted and who revoked.
+    """
+
+    list_display = [
+        "agent",
+        "subject_kind",
+        "subject_id",
+        "granted_by",
+        "created_at",
+        "expires_at",
+        "revoked_at",
+    ]
+    list_filter = ["tenant", "subject_kind"]
+    list_select_related = ["agent__tenant", "granted_by"]
+    search_fields = ["subject_id", "agent__name"]
+    fields = ["agent", "subject_kind", "subject_id", "expires_at", "reason", "granted_by", "revoked_at"]
+    actions = ["revoke"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.fields if obj is not None else ["granted_by", "revoked_at"]
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "agent":
+            agents = Agent.objects.filter(is_system=False).select_related("tenant")
+            ids = tenant_ids(request, OPERATE)
+            kwargs["queryset"] = agents if ids is None else agents.filter(tenant_id__in=ids)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def save_model(self, request, obj, form, change):
+        obj.granted_by = request.user
+        super().save_model(request, obj, form, change)
+
+    @admin.action(description="Revoke selected delegations", permissions=["change"])
+    def revoke(self, request, queryset):
+        if self.refuse_foreign_rows(request, queryset):
+            return
+        revoked = sum(
+            revoke_delegations(agent=grant.agent, subject=grant.subject)
+            for grant in queryset.select_related("agent")
+        )
+        self.message_user(request, f"Revoked {revoked} delegation(s).")

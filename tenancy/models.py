@@ -4,6 +4,7 @@ import hashlib
 import uuid
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
@@ -105,6 +106,14 @@ class Delegation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent} acts for {self.subject_kind}:{self.subject_id}"
+
+    def clean(self) -> None:
+        """A grant lives in its agent's tenant; system agents already act for everyone."""
+        if self.agent_id is None:
+            return
+        if self.agent.is_system:
+            raise ValidationError({"agent": "System agents need no delegation and may not receive one."})
+        self.tenant_id = self.agent.tenant_id
 
     @property
     def subject(self) -> dict:

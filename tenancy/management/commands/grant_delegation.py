@@ -1,4 +1,8 @@
+from datetime import timedelta
+
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
 from core.errors import DomainError
 from tenancy.services import get_agent, get_tenant, grant_delegation
@@ -26,10 +30,12 @@ class Command(BaseCommand):
             delegation = grant_delegation(
                 agent=get_agent(tenant=get_tenant(name=tenant), name=agent),
                 subject=parse_subject(subject),
-                expires_in_days=expires_days,
+                expires_at=timezone.now() + timedelta(days=expires_days) if expires_days else None,
                 reason=reason,
             )
         except DomainError as exc:
             raise CommandError(exc.detail) from None
+        except ValidationError as exc:
+            raise CommandError("; ".join(exc.messages)) from None
         until = f" until {delegation.expires_at:%Y-%m-%d %H:%M}" if delegation.expires_at else ""
         self.stdout.write(f"{delegation}{until}")
