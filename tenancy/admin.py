@@ -48,10 +48,15 @@ class UserTokenAdmin(admin.ModelAdmin):
 
 @admin.register(DeniedRequest)
 class DeniedRequestAdmin(ReadOnlyAdmin):
+    """Each row counts one caller's refusals with one status and code in one window."""
+
     list_display = [
         "created_at",
+        "last_seen_at",
+        "count",
         "status",
         "code",
+        "caller",
         "method",
         "path",
         "tenant",
@@ -61,5 +66,5 @@ class DeniedRequestAdmin(ReadOnlyAdmin):
     ]
     list_filter = ["status", "tenant", "created_at"]
     list_select_related = ["tenant", "agent", "user"]
-    search_fields = ["path"]
+    search_fields = ["path", "caller"]
     date_hierarchy = "created_at"
