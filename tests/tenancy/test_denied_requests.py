@@ -3,6 +3,8 @@
 import os
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import psycopg
 import pytest
@@ -123,3 +125,24 @@ def test_a_web_process_connected_as_its_role_records_and_counts_refusals(roles):
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "3"
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_simultaneous_first_refusals_share_one_row():
+    """Each thread has its own connection; whoever inserts second counts on the first one's row."""
+    threads = 8
+    barrier = threading.Barrier(threads)
+
+    def refuse() -> int:
+        try:
+            barrier.wait(timeout=30)
+            return APIClient(REMOTE_ADDR=ATTACKER).get("/api/v1/proposals/").status_code
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(threads) as pool:
+        statuses = list(pool.map(lambda _: refuse(), range(threads)))
+    assert statuses == [401] * threads
+    row = DeniedRequest.objects.get()
+    assert (row.caller, row.count) == (f"addr:{ATTACKER}", threads)
