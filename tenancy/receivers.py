@@ -1,4 +1,4 @@
-"""Record refused requests (announced once per request by ``tenancy.throttling.ThrottleMiddleware``)."""
+"""Record refused requests (announced once per request by ``tenancy.middleware.ThrottleMiddleware``)."""
 
 from datetime import UTC, datetime
 

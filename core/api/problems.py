@@ -60,7 +60,7 @@ DENIED_STATUSES = {401: "not_authenticated", 403: "permission_denied", 404: "not
 def announce_denial(request, status: int, code: str) -> None:
     """Let the audit trail record a refused request (never fails the response).
 
-    ``tenancy.throttling.ThrottleMiddleware`` calls this once per request, for the response the
+    ``tenancy.middleware.ThrottleMiddleware`` calls this once per request, for the response the
     caller actually gets (so a throttled refusal is recorded as a 429); nothing else should.
     """
     if status in DENIED_STATUSES:
