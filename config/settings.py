@@ -52,6 +52,8 @@ MIDDLEWARE = [
     "simple_history.middleware.HistoryRequestMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "core.middleware.ContentSecurityPolicyMiddleware",
+    # Last, so its 429s still get the headers above: counts each request once, audits refusals.
+    "tenancy.middleware.ThrottleMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -111,6 +113,15 @@ LOGOUT_REDIRECT_URL = "/accounts/login/"
 CUSTODIAN_API_RATE = os.environ.get("CUSTODIAN_API_RATE", "1200/min")
 CUSTODIAN_LOGIN_ATTEMPTS = int(os.environ.get("CUSTODIAN_LOGIN_ATTEMPTS", 5))
 CUSTODIAN_LOGIN_LOCKOUT_SECONDS = int(os.environ.get("CUSTODIAN_LOGIN_LOCKOUT_SECONDS", 900))
+# Callers without a valid credential are keyed on REMOTE_ADDR; X-Forwarded-For is believed only
+# from these proxies (comma-separated IPs or CIDRs; default none), rightmost untrusted hop first.
+CUSTODIAN_TRUSTED_PROXIES = [
+    entry.strip() for entry in os.environ.get("CUSTODIAN_TRUSTED_PROXIES", "").split(",") if entry.strip()
+]
+# Refusals are audited as one counted row per caller, status and code per window of this many
+# seconds; anonymous addresses get at most this many rows per window, the rest share one.
+CUSTODIAN_DENIED_WINDOW_SECONDS = int(os.environ.get("CUSTODIAN_DENIED_WINDOW_SECONDS", 300))
+CUSTODIAN_DENIED_ANONYMOUS_ROWS = int(os.environ.get("CUSTODIAN_DENIED_ANONYMOUS_ROWS", 1000))
 
 # Bodies above this size are refused with 413 before they are parsed.
 CUSTODIAN_MAX_BODY_BYTES = int(os.environ.get("CUSTODIAN_MAX_BODY_BYTES", 256 * 1024))

@@ -187,7 +187,10 @@ class ThrottledLoginView(LoginView):
             form.is_valid()  # populate cleaned fields for the template, without counting a new failure
             form.errors.clear()
             form.add_error(None, "Too many failed sign-ins. Try again later.")
-            return self.render_to_response(self.get_context_data(form=form), status=429)
+            response = self.render_to_response(self.get_context_data(form=form), status=429)
+            response["Retry-After"] = str(settings.CUSTODIAN_LOGIN_LOCKOUT_SECONDS)  # at most this long
+            response.problem_code = "login_locked"  # as the refusal is audited
+            return response
         return super().post(request, *args, **kwargs)
 
     def form_invalid(self, form):

@@ -263,12 +263,18 @@ class UserTokenAdmin(ForgedSelectionMixin, admin.ModelAdmin):
 
 @admin.register(DeniedRequest)
 class DeniedRequestAdmin(TenantReadOnlyAdmin):
-    """Refusals with no tenant (anonymous callers, people) are shown to superusers only."""
+    """Each row counts one caller's refusals with one status and code in one window.
+
+    Refusals with no tenant (anonymous callers, people) are shown to superusers only.
+    """
 
     list_display = [
         "created_at",
+        "last_seen_at",
+        "count",
         "status",
         "code",
+        "caller",
         "method",
         "path",
         "tenant",
@@ -278,7 +284,7 @@ class DeniedRequestAdmin(TenantReadOnlyAdmin):
     ]
     list_filter = ["status", "tenant", "created_at"]
     list_select_related = ["tenant", "agent", "user"]
-    search_fields = ["path"]
+    search_fields = ["path", "caller"]
     date_hierarchy = "created_at"
 
 

@@ -6,4 +6,5 @@ class TenancyConfig(AppConfig):
     verbose_name = "Tenants and agent credentials"
 
     def ready(self) -> None:
-        from tenancy import receivers, schema  # noqa: F401  (audit receiver, OpenAPI auth extension)
+        # Audit receiver, OpenAPI auth extension, the trusted-proxy check.
+        from tenancy import checks, receivers, schema  # noqa: F401

@@ -6,10 +6,11 @@ import uuid
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models.functions import Greatest
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
-from core.models import AppendOnlyModel
+from core.models import AppendOnlyModel, AppendOnlyQuerySet
 
 
 class Tenant(models.Model):
@@ -178,14 +179,32 @@ class UserToken(BearerToken):
         return f"{self.user} {self.hint}…"
 
 
-class DeniedRequest(AppendOnlyModel):
-    """A refused request (401, 403, 404, 429), kept for the audit trail.
+class DeniedRequestQuerySet(AppendOnlyQuerySet):
+    def bump(self, *, at) -> int:
+        """Count one more refusal on the matching row; return how many rows matched.
 
-    The tenant and principal come from the credential, when there was one;
-    a 404 for another tenant's id is recorded here like any other.
+        The only change a row ever takes (PostgreSQL enforces it too, see migration 0007).
+        """
+        return models.QuerySet.update(
+            self, count=models.F("count") + 1, last_seen_at=Greatest("last_seen_at", models.Value(at))
+        )
+
+
+class DeniedRequest(AppendOnlyModel):
+    """Refusals (401, 403, 404, 429) of one caller with one status and code in one time window.
+
+    The first refusal inserts the row (its method, path and address are kept); each further one
+    in the window adds to ``count`` and moves ``last_seen_at``, so a flood costs one row, not one
+    per request. ``caller`` is ``agent:<id>``, ``user:<id>`` or ``addr:<address>`` (IPv6 by
+    /64); once a window holds ``CUSTODIAN_DENIED_ANONYMOUS_ROWS`` anonymous rows, refusals from
+    further addresses are counted on ``addr:*``. The tenant and principal come from the
+    credential, when there was one; a 404 for another tenant's id is recorded like any other.
+    Rows are never deleted.
     """
 
     id = models.BigAutoField(primary_key=True)
+    window_start = models.DateTimeField()
+    caller = models.CharField(max_length=100)
     tenant = models.ForeignKey(Tenant, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     agent = models.ForeignKey(Agent, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     user = models.ForeignKey(
@@ -196,13 +215,22 @@ class DeniedRequest(AppendOnlyModel):
     status = models.PositiveSmallIntegerField()
     code = models.CharField(max_length=64)
     remote_addr = models.GenericIPAddressField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    count = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    last_seen_at = models.DateTimeField()
+
+    objects = DeniedRequestQuerySet.as_manager()
 
     class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["window_start", "caller", "status", "code"], name="denied_one_row_per_window"
+            )
+        ]
         indexes = [
             models.Index(fields=["tenant", "-created_at"], name="denied_tenant_idx"),
             models.Index(fields=["-created_at"], name="denied_recent_idx"),
         ]
 
     def __str__(self) -> str:
-        return f"{self.status} {self.method} {self.path}"
+        return f"{self.status} {self.method} {self.path} ({self.count}x)"

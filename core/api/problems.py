@@ -4,12 +4,13 @@ This is the only place that turns exceptions into HTTP error bodies.
 """
 
 import logging
+import math
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DatabaseError, DataError, OperationalError
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.views.defaults import page_not_found, server_error
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
@@ -42,30 +43,54 @@ def problem_response(status: int, code: str, title: str, detail: str = "", **ext
     if detail:
         body["detail"] = detail
     body.update(extra)
-    return Response(body, status=status, content_type=PROBLEM_CONTENT_TYPE)
+    response = Response(body, status=status, content_type=PROBLEM_CONTENT_TYPE)
+    response.problem_code = code
+    return response
 
 
 def problem_exception_handler(exc, context):
     """DRF exception handler: domain, DRF, Django and database errors to problem+json."""
-    response = _problem_for(exc)
-    request = context.get("request")
-    if response is not None and request is not None:
-        announce_denial(
-            getattr(request, "_request", request), response.status_code, response.data.get("code", "")
-        )
-    return response
+    return _problem_for(exc)
 
 
-DENIED_STATUSES = {401, 403, 404, 429}
+# Refusals the audit trail records, and the code each gets when its response names none.
+DENIED_STATUSES = {401: "not_authenticated", 403: "permission_denied", 404: "not_found", 429: "throttled"}
 
 
 def announce_denial(request, status: int, code: str) -> None:
-    """Let the audit trail record a refused request (never fails the response)."""
+    """Let the audit trail record a refused request (never fails the response).
+
+    ``tenancy.middleware.ThrottleMiddleware`` calls this once per request, for the response the
+    caller actually gets (so a throttled refusal is recorded as a 429); nothing else should.
+    """
     if status in DENIED_STATUSES:
         try:
             request_denied.send(sender=None, request=request, status=status, code=code)
         except DatabaseError:
             logger.warning("could not audit a denied request to %s", request.path)
+
+
+def denial_code(response) -> str:
+    """Return the problem ``code`` of a response, or the usual one for its status."""
+    return getattr(response, "problem_code", "") or DENIED_STATUSES.get(response.status_code, "")
+
+
+def retry_after(wait: float | None) -> str:
+    """Return a ``Retry-After`` value: whole seconds, at least one."""
+    return str(max(1, math.ceil(wait or 0)))
+
+
+def throttled_response(request, wait: float | None) -> HttpResponse:
+    """Answer 429 outside DRF: problem+json under /api/, plain text elsewhere; always with Retry-After."""
+    if _is_api(request):
+        response = _plain_problem(429, "throttled", "Request was throttled.")
+    else:
+        response = HttpResponse(
+            "Too many requests. Try again later.\n", status=429, content_type="text/plain"
+        )
+        response.problem_code = "throttled"
+    response["Retry-After"] = retry_after(wait)
+    return response
 
 
 def _problem_for(exc):
@@ -99,8 +124,8 @@ def _problem_for(exc):
         response = problem_response(exc.status_code, code, str(exc.default_detail), str(exc.detail))
     if getattr(exc, "auth_header", None):
         response["WWW-Authenticate"] = exc.auth_header
-    if getattr(exc, "wait", None):
-        response["Retry-After"] = str(int(exc.wait))
+    if isinstance(exc, drf.Throttled):
+        response["Retry-After"] = retry_after(exc.wait)
     return response
 
 
@@ -110,7 +135,6 @@ def _is_api(request) -> bool:
 
 def not_found_handler(request, exception=None):
     """handler404: problem+json under /api/, Django's page elsewhere."""
-    announce_denial(request, 404, "not_found")
     if not _is_api(request):
         return page_not_found(request, exception)
     return _plain_problem(404, "not_found", "Not found")
@@ -126,4 +150,6 @@ def server_error_handler(request):
 def _plain_problem(status: int, code: str, title: str) -> JsonResponse:
     """A problem+json response outside DRF (the URL resolver's own 404 and 500)."""
     body = {"type": f"urn:custodian:problem:{code}", "title": title, "status": status, "code": code}
-    return JsonResponse(body, status=status, content_type=PROBLEM_CONTENT_TYPE)
+    response = JsonResponse(body, status=status, content_type=PROBLEM_CONTENT_TYPE)
+    response.problem_code = code
+    return response

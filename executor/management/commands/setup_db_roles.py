@@ -17,6 +17,7 @@ WEB, EXECUTOR = "custodian_web", "custodian_executor"
 MEMORY_TABLES = ["memory_core_memory", "memory_core_historicalmemory", "memory_core_memoryevidence"]
 RECEIPT_TABLES = ["executor_receipt", "executor_receiptchain"]
 APPEND_ONLY = ["executor_receipt", "reviews_reviewdecision"]
+COUNTED_IN_PLACE = ["tenancy_deniedrequest"]  # rows take a counter UPDATE, never a DELETE
 
 
 class Command(BaseCommand):
@@ -41,6 +42,7 @@ class Command(BaseCommand):
             for table in tables:
                 web = table not in MEMORY_TABLES + RECEIPT_TABLES
                 writes = "INSERT" if table in APPEND_ONLY else "INSERT, UPDATE, DELETE"
+                writes = "INSERT, UPDATE" if table in COUNTED_IN_PLACE else writes
                 if web:
                     cursor.execute(f'GRANT {writes} ON "{table}" TO {WEB}')
                 cursor.execute(f'GRANT {writes} ON "{table}" TO {EXECUTOR}')

@@ -10,7 +10,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tenancy', '0006_deniedrequest'),
+        ('tenancy', '0007_deniedrequest_counted_per_window'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
