@@ -36,6 +36,7 @@ from reviews.selectors import (
     reviewer_dashboard,
 )
 from reviews.services import bulk_approve, record_decision
+from tenancy.throttling import client_address
 
 PAGE_SIZE = 50
 QUEUE_COUNT_CAP = 1000
@@ -219,4 +220,4 @@ class ThrottledLoginView(LoginView):
         raw = str(self.request.POST.get("username", ""))[:1000]
         name = UsernameField().to_python(raw).strip().casefold()[:150]
         hashed = hashlib.sha256(name.encode()).hexdigest()  # any character is safe in a cache key
-        return f"login-failures:{hashed}:{self.request.META.get('REMOTE_ADDR', '')}"
+        return f"login-failures:{hashed}:{client_address(self.request)}"
