@@ -5,12 +5,14 @@ This is the only place that turns exceptions into HTTP error bodies.
 
 import logging
 import math
+from http import HTTPStatus
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DatabaseError, DataError, OperationalError
 from django.http import Http404, HttpResponse, JsonResponse
+from django.urls import Resolver404, resolve
 from django.views.defaults import page_not_found, server_error
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
@@ -83,7 +85,7 @@ def retry_after(wait: float | None) -> str:
 def throttled_response(request, wait: float | None) -> HttpResponse:
     """Answer 429 outside DRF: problem+json under /api/, plain text elsewhere; always with Retry-After."""
     if _is_api(request):
-        response = _plain_problem(429, "throttled", "Request was throttled.")
+        response = plain_problem(429, "throttled", "Request was throttled.")
     else:
         response = HttpResponse(
             "Too many requests. Try again later.\n", status=429, content_type="text/plain"
@@ -121,12 +123,18 @@ def _problem_for(exc):
             400, code, "Invalid request", "See errors for each field.", errors=exc.detail
         )
     else:
-        response = problem_response(exc.status_code, code, str(exc.default_detail), str(exc.detail))
+        response = problem_response(exc.status_code, code, _title_of(exc), str(exc.detail))
     if getattr(exc, "auth_header", None):
         response["WWW-Authenticate"] = exc.auth_header
     if isinstance(exc, drf.Throttled):
         response["Retry-After"] = retry_after(exc.wait)
     return response
+
+
+def _title_of(exc: drf.APIException) -> str:
+    """The stock sentence of ``exc``, or its status phrase if that sentence is a template."""
+    title = str(exc.default_detail)
+    return HTTPStatus(exc.status_code).phrase if "{" in title else title
 
 
 def _is_api(request) -> bool:
@@ -137,19 +145,31 @@ def not_found_handler(request, exception=None):
     """handler404: problem+json under /api/, Django's page elsewhere."""
     if not _is_api(request):
         return page_not_found(request, exception)
-    return _plain_problem(404, "not_found", "Not found")
+    return plain_problem(404, "not_found", "Not found", detail=_path_hint(request.path))
+
+
+def _path_hint(path: str) -> str:
+    """Say which path exists when the caller only got the trailing slash wrong, else where the list is."""
+    other = path[:-1] if path.endswith("/") else f"{path}/"
+    try:
+        resolve(other)
+    except Resolver404:
+        return "No endpoint has this path; /api/docs/ lists every one."
+    return f"No endpoint has this path; did you mean {other}?"
 
 
 def server_error_handler(request):
     """handler500: problem+json under /api/ (the traceback goes to the log only)."""
     if not _is_api(request):
         return server_error(request)
-    return _plain_problem(500, "server_error", "Internal error")
+    return plain_problem(500, "server_error", "Internal error")
 
 
-def _plain_problem(status: int, code: str, title: str) -> JsonResponse:
+def plain_problem(status: int, code: str, title: str, detail: str = "") -> JsonResponse:
     """A problem+json response outside DRF (the URL resolver's own 404 and 500)."""
     body = {"type": f"urn:custodian:problem:{code}", "title": title, "status": status, "code": code}
+    if detail:
+        body["detail"] = detail
     response = JsonResponse(body, status=status, content_type=PROBLEM_CONTENT_TYPE)
     response.problem_code = code
     return response

@@ -1,0 +1,44 @@
+"""What a client gets for requests the API cannot serve as sent: clear problems, never a guess."""
+
+import http.client
+import json
+from urllib.parse import urlsplit
+
+import pytest
+
+
+def test_a_chunked_body_is_refused_with_411_over_a_real_connection(live_server, agent):
+    host = urlsplit(live_server.url)
+    connection = http.client.HTTPConnection(host.hostname, host.port, timeout=30)
+    body = json.dumps({"kind": "backtest_run", "external_ref": "bt-1", "content": {"ic": 0.1}}).encode()
+    connection.putrequest("POST", "/api/v1/evidence/")
+    connection.putheader("Authorization", f"Bearer {agent.token}")
+    connection.putheader("Content-Type", "application/json")
+    connection.putheader("Transfer-Encoding", "chunked")
+    connection.endheaders()
+    connection.send(b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+    response = connection.getresponse()
+    problem = json.loads(response.read())
+    assert (response.status, problem["code"]) == (411, "length_required")
+    assert response.getheader("Content-Type") == "application/problem+json"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "code"),
+    [
+        ("put", "/api/v1/proposals/", 405, "method_not_allowed"),
+        ("post", "/api/v1/evidence/", 415, "unsupported_media_type"),
+    ],
+)
+def test_stock_errors_have_real_titles_not_templates(api, method, path, status, code):
+    response = getattr(api, method)(path, "x", content_type="text/plain")
+    body = response.json()
+    assert (response.status_code, body["code"]) == (status, code)
+    assert "{" not in body["title"]
+
+
+def test_a_path_off_by_a_trailing_slash_names_the_one_that_exists(api):
+    body = api.post("/api/v1/recall/search/", {"query": "x"}, format="json").json()
+    assert body["code"] == "not_found"
+    assert "/api/v1/recall/search?" in body["detail"]
+    assert "/api/docs/" in api.get("/api/v1/memories/").json()["detail"]
