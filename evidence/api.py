@@ -5,7 +5,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api.serializers import StrictSerializer
+from core.api.serializers import ChoiceField, StrictSerializer
 from evidence.errors import InvalidationNotPermitted
 from evidence.models import EvidenceRevision, EvidenceSource
 from evidence.selectors import evidence_revision, evidence_source
@@ -29,15 +29,17 @@ class EvidenceRevisionOutput(serializers.ModelSerializer):
 
 
 class EvidenceOutput(serializers.ModelSerializer):
+    # The same name the registration answer and every binding use for this id.
+    evidence_id = serializers.UUIDField(source="id")
     revisions = EvidenceRevisionOutput(many=True)
 
     class Meta:
         model = EvidenceSource
-        fields = ["id", "kind", "external_ref", "latest_revision", "created_at", "revisions"]
+        fields = ["evidence_id", "kind", "external_ref", "latest_revision", "created_at", "revisions"]
 
 
 class EvidenceRegisterInput(StrictSerializer):
-    kind = serializers.ChoiceField(choices=EvidenceSource.Kind.choices)
+    kind = ChoiceField(choices=EvidenceSource.Kind.choices)
     external_ref = serializers.CharField(max_length=512)
     content = serializers.JSONField()
 

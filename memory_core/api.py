@@ -5,14 +5,14 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api.serializers import StrictSerializer
+from core.api.serializers import ChoiceField, StrictSerializer
 from memory_core.models import Memory
 from memory_core.recall import RecallQuery, read_memory, recall, recall_item_json
 from tenancy.services import bind_policy_context
 
 
 class SubjectInput(StrictSerializer):
-    kind = serializers.ChoiceField(choices=Memory.SubjectKind.choices)
+    kind = ChoiceField(choices=Memory.SubjectKind.choices)
     id = serializers.CharField(max_length=256)
 
 
@@ -26,10 +26,10 @@ class PolicyContextInput(StrictSerializer):
     task_id = serializers.CharField(max_length=200, required=False)
     task_type = serializers.CharField(max_length=200, required=False)
     session_id = serializers.CharField(max_length=200, required=False)
-    risk_level = serializers.ChoiceField(choices=["low", "medium", "high"], required=False)
+    risk_level = ChoiceField(choices=["low", "medium", "high"], required=False)
     channel = serializers.CharField(max_length=100, required=False)
     chat_id = serializers.CharField(max_length=200, required=False)
-    data_zone = serializers.ChoiceField(choices=["internal", "external"], required=False)
+    data_zone = ChoiceField(choices=["internal", "external"], required=False)
     runtime_id = serializers.CharField(max_length=200, required=False)
     runtime_instance_id = serializers.CharField(max_length=200, required=False)
     correlation_id = serializers.CharField(max_length=200, required=False)
@@ -39,12 +39,12 @@ class PolicyContextInput(StrictSerializer):
 
 class RecallFiltersInput(StrictSerializer):
     subject = SubjectInput(required=False)
-    scope = serializers.ChoiceField(choices=Memory.Scope.choices, required=False)
+    scope = ChoiceField(choices=Memory.Scope.choices, required=False)
     types = serializers.ListField(
-        child=serializers.ChoiceField(choices=Memory.Type.choices), required=False, max_length=8
+        child=ChoiceField(choices=Memory.Type.choices), required=False, max_length=8
     )
     states = serializers.ListField(
-        child=serializers.ChoiceField(choices=["active", "expired"]), required=False, max_length=2
+        child=ChoiceField(choices=["active", "expired"]), required=False, max_length=2
     )
     valid_at = serializers.DateTimeField(required=False)
 
@@ -93,7 +93,7 @@ class RecallSearchApi(APIView):
 
 class MemoryReadInput(serializers.Serializer):
     acting_for = serializers.RegexField(r"^[a-z_]+:.{1,256}$", required=False)
-    data_zone = serializers.ChoiceField(choices=["internal", "external"], required=False)
+    data_zone = ChoiceField(choices=["internal", "external"], required=False)
     correlation_id = serializers.CharField(max_length=200, required=False)
 
 

@@ -7,7 +7,7 @@ from rest_framework.views import APIView
 
 from core.api.pagination import CreatedCursorPagination
 from core.api.problems import problem_response
-from core.api.serializers import StrictSerializer
+from core.api.serializers import ChoiceField, Sha256Field, StrictSerializer
 from core.canonical import digest
 from core.errors import DomainError
 from memory_core.api import PolicyContextInput, SubjectInput
@@ -25,9 +25,9 @@ class IdempotencyKeyRequired(DomainError):
 
 class _MemoryFieldsInput(StrictSerializer):
     content = serializers.JSONField()
-    sensitivity = serializers.ChoiceField(choices=Memory.Sensitivity.choices, required=False)
+    sensitivity = ChoiceField(choices=Memory.Sensitivity.choices, required=False)
     confidence = serializers.FloatField(min_value=0, max_value=1, required=False)
-    retention_policy = serializers.ChoiceField(choices=Memory.RetentionPolicy.choices, required=False)
+    retention_policy = ChoiceField(choices=Memory.RetentionPolicy.choices, required=False)
     ttl_seconds = serializers.IntegerField(
         min_value=0, max_value=10 * 365 * 86400, required=False, allow_null=True
     )
@@ -44,8 +44,8 @@ class _MemoryFieldsInput(StrictSerializer):
 
 class MemoryCreateInput(_MemoryFieldsInput):
     subject = SubjectInput()
-    scope = serializers.ChoiceField(choices=Memory.Scope.choices)
-    type = serializers.ChoiceField(choices=Memory.Type.choices)
+    scope = ChoiceField(choices=Memory.Scope.choices)
+    type = ChoiceField(choices=Memory.Type.choices)
 
 
 class MemoryChangesInput(_MemoryFieldsInput):
@@ -60,11 +60,11 @@ class MemoryChangesInput(_MemoryFieldsInput):
 class EvidenceBindingInput(StrictSerializer):
     evidence_id = serializers.UUIDField()
     revision = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
-    content_hash = serializers.RegexField(r"^[0-9a-f]{64}$")
+    content_hash = Sha256Field()
 
 
 class ProposalSubmitInput(StrictSerializer):
-    action = serializers.ChoiceField(
+    action = ChoiceField(
         choices=[
             (value, label) for value, label in Proposal.Action.choices if value not in Proposal.SYSTEM_ACTIONS
         ]
@@ -199,8 +199,8 @@ class ProposalListApi(APIView):
 
 
 class ProposalFilterInput(serializers.Serializer):
-    status = serializers.ChoiceField(choices=Proposal.Status.choices, required=False)
-    classification = serializers.ChoiceField(choices=Proposal.Classification.choices, required=False)
+    status = ChoiceField(choices=Proposal.Status.choices, required=False)
+    classification = ChoiceField(choices=Proposal.Classification.choices, required=False)
 
 
 class ProposalDetailApi(APIView):

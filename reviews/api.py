@@ -6,7 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.pagination import CreatedCursorPagination
-from core.api.serializers import StrictSerializer
+from core.api.serializers import ChoiceField, Sha256Field, StrictSerializer
 from memory_core.models import AccessEvent, AccessEventItem, Memory
 from memory_core.selectors import access_events
 from proposals.api import ProposalOutput
@@ -40,16 +40,16 @@ class ReviewDecisionOutput(serializers.ModelSerializer):
 
 
 class ReviewDecisionInput(StrictSerializer):
-    decision = serializers.ChoiceField(choices=ReviewDecision.Decision.choices)
+    decision = ChoiceField(choices=ReviewDecision.Decision.choices)
     reason = serializers.CharField(max_length=5000)
     represented_owner = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    action_digest = serializers.RegexField(r"^[0-9a-f]{64}$")
+    action_digest = Sha256Field()
 
 
 class ReviewQueueFilterInput(serializers.Serializer):
-    type = serializers.ChoiceField(choices=Memory.Type.choices, required=False)
-    scope = serializers.ChoiceField(choices=Memory.Scope.choices, required=False)
-    risk_level = serializers.ChoiceField(choices=list(Proposal.RISK_RANKS), required=False)
+    type = ChoiceField(choices=Memory.Type.choices, required=False)
+    scope = ChoiceField(choices=Memory.Scope.choices, required=False)
+    risk_level = ChoiceField(choices=list(Proposal.RISK_RANKS), required=False)
     agent = serializers.CharField(max_length=64, required=False)
     reason = serializers.CharField(max_length=100, required=False)
     older_than_hours = serializers.IntegerField(min_value=0, max_value=24 * 3650, required=False)
@@ -129,7 +129,7 @@ class AccessEventOutput(serializers.ModelSerializer):
 class AuditEventFilterInput(serializers.Serializer):
     memory = serializers.UUIDField(required=False)
     actor = serializers.CharField(max_length=64, required=False)
-    action = serializers.ChoiceField(choices=AccessEvent.Action.choices, required=False)
+    action = ChoiceField(choices=AccessEvent.Action.choices, required=False)
     correlation_id = serializers.CharField(max_length=200, required=False)
     since = serializers.DateTimeField(required=False)
 

@@ -18,3 +18,25 @@ class StrictSerializer(serializers.Serializer):
                     {name: ["Unknown field."] for name in unknown}, code="unknown_field"
                 )
         return super().to_internal_value(data)
+
+
+class ChoiceField(serializers.ChoiceField):
+    """A choice field whose refusal lists the valid choices: agents learn them from the error."""
+
+    default_error_messages = {"invalid_choice": '"{input}" is not a valid choice; use one of: {choices}.'}
+
+    def to_internal_value(self, data):
+        if data == "" and self.allow_blank:
+            return ""
+        try:
+            return self.choice_strings_to_values[str(data)]
+        except KeyError:
+            self.fail("invalid_choice", input=data, choices=", ".join(self.choice_strings_to_values))
+
+
+class Sha256Field(serializers.RegexField):
+    """A SHA-256 digest as Custodian writes them: 64 lowercase hex characters."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("error_messages", {"invalid": "Must be a SHA-256: 64 lowercase hex characters."})
+        super().__init__(r"^[0-9a-f]{64}$", **kwargs)

@@ -42,3 +42,26 @@ def test_a_path_off_by_a_trailing_slash_names_the_one_that_exists(api):
     assert body["code"] == "not_found"
     assert "/api/v1/recall/search?" in body["detail"]
     assert "/api/docs/" in api.get("/api/v1/memories/").json()["detail"]
+
+
+def test_a_wrong_choice_lists_the_valid_ones(api):
+    body = {"kind": "backtest", "external_ref": "bt-1", "content": {}}
+    errors = api.post("/api/v1/evidence/", body, format="json").json()["errors"]
+    assert "backtest_run" in errors["kind"][0] and "commit" in errors["kind"][0]
+
+
+def test_a_malformed_hash_says_what_a_hash_looks_like(api, agent):
+    from tests.factories import create_payload, make_evidence, user_preference
+
+    payload = create_payload(user_preference(), [make_evidence(agent.agent)])
+    payload["evidence"][0]["content_hash"] = "ABC"
+    body = api.post("/api/v1/proposals/", payload, format="json", HTTP_IDEMPOTENCY_KEY="h").json()
+    assert "64 lowercase hex" in str(body["errors"])
+
+
+def test_evidence_is_named_evidence_id_in_every_answer(api):
+    created = api.post(
+        "/api/v1/evidence/", {"kind": "commit", "external_ref": "c1", "content": {}}, format="json"
+    )
+    detail = api.get(f"/api/v1/evidence/{created.json()['evidence_id']}/").json()
+    assert detail["evidence_id"] == created.json()["evidence_id"] and "id" not in detail
