@@ -5,6 +5,7 @@ This is the only place that turns exceptions into HTTP error bodies.
 
 import logging
 import math
+import sys
 from http import HTTPStatus
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -159,7 +160,15 @@ def _path_hint(path: str) -> str:
 
 
 def server_error_handler(request):
-    """handler500: problem+json under /api/ (the traceback goes to the log only)."""
+    """handler500: problem+json under /api/ (the traceback goes to the log only).
+
+    A database that refuses connections (down, or at its connection limit) is
+    a 503 everywhere, API or not: the caller should retry, nothing is broken.
+    """
+    if isinstance(sys.exc_info()[1], OperationalError):
+        if _is_api(request):
+            return plain_problem(503, "service_unavailable", "Database unavailable, retry later")
+        return HttpResponse("Database unavailable, retry later.\n", status=503, content_type="text/plain")
     if not _is_api(request):
         return server_error(request)
     return plain_problem(500, "server_error", "Internal error")

@@ -1,10 +1,14 @@
 """What a client gets for requests the API cannot serve as sent: clear problems, never a guess."""
 
+import contextlib
 import http.client
 import json
 from urllib.parse import urlsplit
 
 import pytest
+from django.db import connection
+
+from tests.factories import make_person
 
 
 def test_a_chunked_body_is_refused_with_411_over_a_real_connection(live_server, agent):
@@ -65,3 +69,30 @@ def test_evidence_is_named_evidence_id_in_every_answer(api):
     )
     detail = api.get(f"/api/v1/evidence/{created.json()['evidence_id']}/").json()
     assert detail["evidence_id"] == created.json()["evidence_id"] and "id" not in detail
+
+
+@contextlib.contextmanager
+def _refusing_database():
+    """Point the connection at nowhere (a closed port, or a directory that does not exist) for a moment."""
+    saved = dict(connection.settings_dict)
+    connection.close()
+    if connection.vendor == "postgresql":
+        connection.settings_dict["PORT"] = "1"
+    else:
+        connection.settings_dict["NAME"] = "/nonexistent-directory/custodian.sqlite3"
+    try:
+        yield
+    finally:
+        connection.close()
+        connection.settings_dict.update(saved)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_pages_and_api_answer_503_when_the_database_refuses_connections(client, agent):
+    client.raise_request_exception = False
+    client.force_login(make_person("pm-outage", agent.tenant))
+    with _refusing_database():
+        page = client.get("/review/")
+        api = agent.client.get("/api/v1/proposals/")
+    assert (page.status_code, page["Content-Type"]) == (503, "text/plain")
+    assert (api.status_code, api.json()["code"]) == (503, "service_unavailable")
