@@ -1,6 +1,12 @@
-"""``bin/run-all`` (what ``make run`` starts) on the embedded default: it serves, and it stops cleanly."""
+"""What ``make run`` starts (``bin/run-all``), on the embedded default a new user meets first.
 
+It serves the demo, the README's curl walkthrough reaches a receipt through it,
+every receipt chain verifies, and Ctrl-C or TERM stops it cleanly.
+"""
+
+import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -15,29 +21,58 @@ import pytest
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
-def _embedded_env(var_dir: Path, port: int) -> dict:
+def _embedded_env(var_dir: Path, **extra) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
-    return {**env, "CUSTODIAN_VAR_DIR": str(var_dir), "PORT": str(port), "PYTHONUNBUFFERED": "1"}
+    return {**env, "CUSTODIAN_VAR_DIR": str(var_dir), "PYTHONUNBUFFERED": "1", **extra}
+
+
+def _manage(var_dir: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=BASE_DIR,
+        env=_embedded_env(var_dir),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.fixture(scope="module")
-def migrated_var(tmp_path_factory) -> Path:
-    """A var/ folder with a migrated SQLite database, copied for each run."""
+def demo_var(tmp_path_factory) -> tuple[Path, str]:
+    """A var/ folder with the migrated demo (as ``make run`` leaves it), and the demo agent's token."""
     var_dir = tmp_path_factory.mktemp("var")
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
-        cwd=BASE_DIR,
-        env=_embedded_env(var_dir, 0),
-        check=True,
-        timeout=600,
-    )
-    return var_dir
+    assert _manage(var_dir, "migrate", "--noinput", "-v", "0").returncode == 0
+    seeded = _manage(var_dir, "seed_demo")
+    assert seeded.returncode == 0, seeded.stderr
+    assert "No hostname" not in seeded.stderr
+    return var_dir, re.search(r"agent token \(research-agent\): (\S+)", seeded.stdout).group(1)
 
 
-def _free_port() -> int:
+@contextlib.contextmanager
+def _running(var_dir: Path, log: Path):
+    """Start bin/run-all in its own process group (a terminal's foreground job); yield it and its port."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port = probe.getsockname()[1]
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            ["bin/run-all"],
+            cwd=BASE_DIR,
+            env=_embedded_env(var_dir, PORT=str(port)),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + 180
+            while not _answers(port):
+                assert process.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, f"no answer on {port}:\n{log.read_text()}"
+                time.sleep(0.5)
+            yield process, port
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
 
 
 def _answers(port: int) -> bool:
@@ -48,42 +83,48 @@ def _answers(port: int) -> bool:
         return False
 
 
-@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "term"])
-def test_run_all_serves_and_stops_cleanly(migrated_var, tmp_path, stop_signal):
+def _walkthrough() -> str:
+    readme = (BASE_DIR / "README.md").read_text()
+    section = readme.split("### From token to receipt, with curl", 1)[1]
+    return section.split("```sh\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_readme_walkthrough_reaches_a_receipt_and_every_chain_verifies(demo_var, tmp_path):
     var_dir = tmp_path / "var"
-    shutil.copytree(migrated_var, var_dir)
-    port = _free_port()
-    log = tmp_path / "run-all.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            ["bin/run-all"],
-            cwd=BASE_DIR,
-            env=_embedded_env(var_dir, port),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, as a terminal's foreground job
+    shutil.copytree(demo_var[0], var_dir)
+    with _running(var_dir, tmp_path / "run-all.log") as (_, port):
+        script = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", _walkthrough()],
+            env={**os.environ, "BASE": f"http://127.0.0.1:{port}", "TOKEN": demo_var[1]},
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
-        try:
-            deadline = time.monotonic() + 180
-            while not _answers(port):
-                assert process.poll() is None, log.read_text()
-                assert time.monotonic() < deadline, f"no answer on {port}:\n{log.read_text()}"
-                time.sleep(0.5)
-            time.sleep(3)  # let the worker and beat finish starting
-            # Ctrl-C reaches the whole foreground group; TERM (systemd, docker stop) only the script.
-            if stop_signal == signal.SIGINT:
-                os.killpg(process.pid, signal.SIGINT)
-            else:
-                process.send_signal(signal.SIGTERM)
-            returncode = process.wait(timeout=120)
-        finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
+    assert script.returncode == 0, script.stdout + script.stderr
+    assert script.stdout.split()[:2] == ["auto_apply", "applied"], script.stdout
+    assert "Alice prefers weekly summaries" in script.stdout
+    verified = _manage(var_dir, "verify_receipts")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "BROKEN" not in verified.stdout
+
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "term"])
+def test_run_all_stops_cleanly(demo_var, tmp_path, stop_signal):
+    var_dir = tmp_path / "var"
+    shutil.copytree(demo_var[0], var_dir)
+    log = tmp_path / "run-all.log"
+    with _running(var_dir, log) as (process, _):
+        time.sleep(3)  # let the worker and beat finish starting
+        # Ctrl-C reaches the whole foreground group; TERM (systemd, docker stop) only the script.
+        if stop_signal == signal.SIGINT:
+            os.killpg(process.pid, signal.SIGINT)
+        else:
+            process.send_signal(signal.SIGTERM)
+        returncode = process.wait(timeout=120)
     output = log.read_text()
     assert returncode == 0, output
     assert "Custodian stopped." in output
-    assert "Segmentation fault" not in output
+    assert "Segmentation fault" not in output and "Traceback" not in output, output
     assert output.count(" ready.") == 1, output  # one worker, never respawned while stopping
     assert output.count("Warm shutdown") <= 2, output
-    assert "Traceback" not in output, output
     assert not (BASE_DIR / "control").exists()
