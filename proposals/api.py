@@ -1,6 +1,6 @@
 """REST endpoints for agents' proposals."""
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -134,11 +134,72 @@ class ProposalOutput(serializers.ModelSerializer):
         ]
 
 
+_EVIDENCE = [
+    {
+        "evidence_id": "5b1f8a52-7d1e-4c5e-9a43-0f6b2c1d9e77",
+        "revision": 1,
+        "content_hash": "9f2c4e7a1b3d5f6081726354a9b8c7d6e5f40312a1b2c3d4e5f60718293a4b5c",
+    }
+]
+_TARGET = {"memory_id": "0e4c7b8a-2f13-4d6e-8a91-5c3b2d1e0f9a", "base_revision": 1}
+SUBMIT_EXAMPLES = [
+    OpenApiExample(
+        "create",
+        summary="create: a user's own preference",
+        value={
+            "action": "create",
+            "memory": {
+                "subject": {"kind": "user", "id": "pm-alice"},
+                "scope": "user",
+                "type": "preference",
+                "content": {
+                    "statement": "Alice prefers weekly summaries",
+                    "preference_key": "summary_cadence",
+                    "preference_value": "weekly",
+                },
+            },
+            "evidence": _EVIDENCE,
+            "policy_context": {
+                "acting_for_subject": {"kind": "user", "id": "pm-alice"},
+                "consent_basis": "explicit",
+                "risk_level": "low",
+            },
+        },
+    ),
+    OpenApiExample(
+        "update",
+        summary="update: change fields of an existing memory at the revision it was read at",
+        value={
+            "action": "update",
+            **_TARGET,
+            "changes": {"content": {"statement": "Alice prefers daily summaries"}},
+            "evidence": _EVIDENCE,
+            "rationale": "Alice said so in today's chat",
+        },
+    ),
+    *(
+        OpenApiExample(
+            verb,
+            summary=f"{verb}: a lifecycle verb with its reason",
+            value={"action": verb, **_TARGET, "reason": reason},
+        )
+        for verb, reason in [
+            ("expire", "the quarter it described has ended"),
+            ("revoke", "the backtest it rested on had look-ahead bias"),
+            ("delete", "Alice withdrew it"),
+            ("purge", "erasure request 2026-118"),
+            ("restore", "expired by mistake"),
+        ]
+    ),
+]
+
+
 class ProposalSubmitApi(APIView):
     """Submit a zero-write proposal. Denied proposals are stored for audit and answered 422."""
 
     @extend_schema(
         request=ProposalSubmitInput,
+        examples=SUBMIT_EXAMPLES,
         parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=True)],
         responses={
             201: ProposalOutput,

@@ -55,3 +55,17 @@ def test_schema_validates_without_warnings(db, tmp_path):
 def test_schema_and_docs_ignore_a_garbage_bearer_token(db, anonymous, url):
     anonymous.credentials(HTTP_AUTHORIZATION="Bearer garbage")
     assert anonymous.get(url).status_code == 200
+
+
+def test_each_submit_example_is_one_valid_action(db, anonymous):
+    """Agents copy these: each must be exactly one action's body, valid as it stands."""
+    from proposals.api import ProposalSubmitInput
+
+    post = anonymous.get("/api/schema/?format=json").json()["paths"]["/api/v1/proposals/"]["post"]
+    examples = post["requestBody"]["content"]["application/json"]["examples"]
+    assert set(examples) >= {"Create", "Update", "Expire", "Revoke", "Delete", "Purge", "Restore"}
+    for name, example in examples.items():
+        body = example["value"]
+        assert body["action"] == name.lower()
+        serializer = ProposalSubmitInput(data=body)
+        assert serializer.is_valid(), (name, serializer.errors)
