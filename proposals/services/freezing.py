@@ -81,6 +81,7 @@ def freeze_and_classify(proposal: Proposal, agent: Agent, payload: dict[str, Any
     verdict = classify(active_rule_set(), facts)
     _apply_verdict(proposal, verdict, facts)
     proposal.action_digest = proposal.compute_action_digest()
+    proposal.verdict_seal = proposal.compute_verdict_seal()
     return verdict, revisions
 
 

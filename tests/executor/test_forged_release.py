@@ -9,6 +9,8 @@ import uuid
 
 import psycopg
 import pytest
+import redis
+from django.conf import settings
 from django.core.management import call_command
 
 from executor.models import OutboxEntry, Receipt
@@ -65,8 +67,18 @@ def test_a_forged_approval_by_a_real_pm_is_refused_by_the_executor(agent, factor
     call_command("verify_receipts")
 
 
+@pytest.fixture
+def empty_broker():
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    client.flushdb()
+    yield
+    client.flushdb()
+
+
 @pytest.mark.services
-def test_a_real_worker_refuses_a_release_forged_by_the_web_role(agent, factor_under_review, tmp_path):
+def test_a_real_worker_refuses_a_release_forged_by_the_web_role(
+    agent, factor_under_review, empty_broker, tmp_path
+):
     pm = make_person("pm-forged-worker", agent.tenant)
     entry_id = _forge_approval_and_release(factor_under_review, pm)
     with celery_worker(tmp_path, beat=True):  # as custodian_executor; the sweep finds the forged row
