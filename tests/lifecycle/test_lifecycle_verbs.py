@@ -163,7 +163,7 @@ def test_purge_leaves_no_content_anywhere_in_the_database(agent, api, reviewers)
     served = _search(
         api, query=marker, filters={"subject": subject}, policy_context={"acting_for_subject": subject}
     )
-    assert [item["memory"]["id"] for item in served] == [str(memory.id)]
+    assert [item["memory"]["memory_id"] for item in served] == [str(memory.id)]
     assert api.get(f"/api/v1/memories/{memory.id}/?acting_for=user:{subject_id}").status_code == 200
     drive_existing(propose(agent, memory, "delete", context=context), reviewers)
     assert _search(api, filters={"subject": subject}) == []  # deleted: a read that finds nothing
