@@ -46,7 +46,9 @@ WEB_WRITES = {
     "evidence_evidencerevision": "INSERT, UPDATE (status, status_reason)",
     "proposals_proposal": "INSERT, UPDATE",
     "proposals_historicalproposal": "INSERT",
-    "proposals_proposalevidence": "INSERT, DELETE",  # an amendment replaces its evidence links
+    # An amendment replaces its evidence links; blocking proposals on invalidated evidence locks
+    # them (SELECT … FOR UPDATE over the join), which takes UPDATE.
+    "proposals_proposalevidence": "INSERT, UPDATE, DELETE",
     "reviews_reviewdecision": "INSERT",
     "reviews_historicalreviewdecision": "INSERT",
     "executor_outboxentry": "INSERT, UPDATE (updated_at)",  # UPDATE only to lock a dead entry to requeue it
