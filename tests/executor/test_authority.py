@@ -213,3 +213,16 @@ def test_re_checking_approvals_costs_the_same_queries_for_any_batch_size(agent):
         assert apply_entries(entry_ids=large, executor=worker) == 8
     assert len(many) == len(few)
     assert Receipt.objects.filter(outcome="applied").count() == 10
+
+
+def test_seals_made_before_a_key_rotation_still_count(agent, factor, settings):
+    decision = approve(make_person("pm-rotation", agent.tenant), factor)
+    settings.SECRET_KEY_FALLBACKS = [settings.SECRET_KEY]
+    settings.SECRET_KEY = "rotated-" + settings.SECRET_KEY
+    assert apply_released(factor).decision_ids == [str(decision.id)]
+
+
+def test_seals_made_under_a_retired_key_do_not_count(agent, factor, settings):
+    approve(make_person("pm-retired", agent.tenant), factor)
+    settings.SECRET_KEY = "rotated-" + settings.SECRET_KEY
+    assert _refused(apply_released(factor), factor)
