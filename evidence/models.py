@@ -96,8 +96,12 @@ class EvidenceRevision(models.Model):
     @classmethod
     def from_db(cls, db, field_names, values):
         revision = super().from_db(db, field_names, values)
-        revision._stored_status = revision.__dict__.get("status")
+        revision._stored_status = revision.__dict__.get("status")  # what save() may move forward from
         return revision
+
+    def refresh_from_db(self, *args, **kwargs):
+        super().refresh_from_db(*args, **kwargs)
+        self._stored_status = self.__dict__.get("status")
 
     @property
     def is_valid(self) -> bool:
