@@ -17,17 +17,21 @@ def postgres_only(up: str, down: str) -> migrations.RunPython:
     return migrations.RunPython(forward, backward)
 
 
-def append_only_trigger(table: str) -> migrations.RunPython:
-    """Return an operation that makes ``table`` refuse UPDATE and DELETE in PostgreSQL.
+def append_only_trigger(table: str, *, update_allowed_when: str = "") -> migrations.RunPython:
+    """Return an operation that makes ``table`` refuse UPDATE and DELETE in PostgreSQL, for every role.
 
-    TRUNCATE is left to privileges (the application roles do not hold it),
-    since test runs flush tables with it. SQLite relies on the ORM guard.
+    ``update_allowed_when`` is a SQL condition on ``OLD`` and ``NEW`` under
+    which an UPDATE goes through: the one change the table permits (e.g. a
+    purge scrub). TRUNCATE is left to privileges (the application roles do not
+    hold it), since test runs flush tables with it. SQLite relies on the ORM guard.
     """
     function = f"{table}_append_only"
+    allowed = f"IF TG_OP = 'UPDATE' AND ({update_allowed_when}) THEN RETURN NEW; END IF;\n    "
+    refuse = f"RAISE EXCEPTION USING MESSAGE = '{table} is append-only (' || TG_OP || ' refused)';"
     up = f"""
 CREATE OR REPLACE FUNCTION {function}() RETURNS trigger AS $$
 BEGIN
-    RAISE EXCEPTION USING MESSAGE = '{table} is append-only (' || TG_OP || ' refused)';
+    {allowed if update_allowed_when else ""}{refuse}
 END;
 $$ LANGUAGE plpgsql;
 CREATE TRIGGER {function} BEFORE UPDATE OR DELETE ON {table}

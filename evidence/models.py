@@ -40,15 +40,23 @@ class EvidenceSource(models.Model):
 class EvidenceRevision(models.Model):
     """One immutable revision of a source's content.
 
-    Content and hash never change after insert; only ``status`` moves
-    (valid → superseded when a newer revision arrives, → invalidated when
-    the evidence is found wrong).
+    Content and hash never change after insert; only ``status`` moves, and only
+    forward (valid → superseded when a newer revision arrives, valid or
+    superseded → invalidated when the evidence is found wrong; invalidated is
+    final, a correction is a new revision). A PostgreSQL trigger (migration
+    0003) enforces the same for every database role.
     """
 
     class Status(models.TextChoices):
         VALID = "valid"
         SUPERSEDED = "superseded"
         INVALIDATED = "invalidated"
+
+    FORWARD = {
+        Status.VALID: {Status.SUPERSEDED, Status.INVALIDATED},
+        Status.SUPERSEDED: {Status.INVALIDATED},
+        Status.INVALIDATED: set(),
+    }
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
@@ -73,13 +81,27 @@ class EvidenceRevision(models.Model):
         return f"{self.source_id}@{self.revision}"
 
     def save(self, *args, **kwargs):
-        """Insert once; afterwards only the status may change."""
+        """Insert once; afterwards only the status may change, and only forward."""
         update_fields = kwargs.get("update_fields")
-        if not self._state.adding and not (
-            update_fields and set(update_fields) <= {"status", "status_reason"}
-        ):
-            raise TypeError("Evidence revisions are immutable; only their status may change")
+        if not self._state.adding:
+            if not (update_fields and set(update_fields) <= {"status", "status_reason"}):
+                raise TypeError("Evidence revisions are immutable; only their status may change")
+            stored = getattr(self, "_stored_status", None)
+            moved = stored is not None and self.status != stored
+            if stored == self.Status.INVALIDATED or (moved and self.status not in self.FORWARD[stored]):
+                raise TypeError(f"Evidence status only moves forward; {stored} cannot become {self.status}")
         super().save(*args, **kwargs)
+        self._stored_status = self.status
+
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        revision = super().from_db(db, field_names, values)
+        revision._stored_status = revision.__dict__.get("status")  # what save() may move forward from
+        return revision
+
+    def refresh_from_db(self, *args, **kwargs):
+        super().refresh_from_db(*args, **kwargs)
+        self._stored_status = self.__dict__.get("status")
 
     @property
     def is_valid(self) -> bool:

@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from evidence.models import EvidenceRevision
+from executor.authority import Authority, release_authorities
 from executor.chain import append_receipts
 from executor.models import OutboxEntry, Receipt
 from memory_core.lifecycle import InvalidTransition, next_state
@@ -32,7 +33,6 @@ from memory_core.mutations import (
 from proposals.gates import failed_gates
 from proposals.models import Proposal, ProposalEvidence
 from proposals.services import escalate_to_review, record_executions, scrub_purged_content
-from reviews.selectors import approving_decisions, has_veto
 
 Outcome = Receipt.Outcome
 
@@ -79,6 +79,7 @@ def apply_batch(entry_ids: list[Any], executor: dict[str, Any]) -> tuple[list[Re
         .order_by("pk")
     }
     evidence = _evidence_by_proposal(list(proposals))
+    authorities = release_authorities(list(proposals.values()))
     writes, touched, deferred = _Writes(), set(), []
     for entry in entries:
         proposal = proposals[entry.proposal_id]
@@ -89,7 +90,7 @@ def apply_batch(entry_ids: list[Any], executor: dict[str, Any]) -> tuple[list[Re
         memory = memories.get(proposal.target_memory_id)
         if memory is not None and memory.tenant_id != proposal.tenant_id:
             memory = None  # another tenant's row is, for this proposal, no memory at all
-        _apply_one(entry, proposal, memory, evidence[proposal.pk], executor, writes)
+        _apply_one(entry, proposal, memory, evidence[proposal.pk], authorities[proposal.pk], executor, writes)
     create_memories(writes.created)
     record_executions(writes.executed)
     receipts = append_receipts(writes.receipts)
@@ -112,11 +113,12 @@ def _apply_one(
     proposal: Proposal,
     memory: Memory | None,
     evidence: list[EvidenceRevision],
+    authority: Authority,
     executor: dict[str, Any],
     writes: _Writes,
 ) -> None:
     before = (memory.revision, memory.content_hash) if memory else (None, "")
-    check = _verify(entry, proposal, memory, evidence)
+    check = _verify(entry, proposal, memory, evidence, authority)
     receipt_id = uuid.uuid4()
     effects: dict = {}
     if check.outcome == Outcome.APPLIED:
@@ -151,7 +153,11 @@ def _apply_one(
 
 
 def _verify(
-    entry: OutboxEntry, proposal: Proposal, memory: Memory | None, evidence: list[EvidenceRevision]
+    entry: OutboxEntry,
+    proposal: Proposal,
+    memory: Memory | None,
+    evidence: list[EvidenceRevision],
+    authority: Authority,
 ) -> Check:
     """Re-check everything the verdict rested on; the first failure decides the outcome."""
     if proposal.status == Proposal.Status.WITHDRAWN:
@@ -163,23 +169,14 @@ def _verify(
     recomputed = proposal.compute_action_digest()
     if not (recomputed == proposal.action_digest == entry.action_digest):
         return Check(Outcome.DIGEST_MISMATCH, "the frozen action changed after release")
-    decision_ids: list[str] = []
+    if not authority.allowed:  # executor/authority.py: sealed verdict, valid approvals now
+        return Check(authority.outcome, authority.reason)
     if proposal.classification == Proposal.Classification.POLICY_GATED:
         failed = failed_gates(proposal, memory=memory)
         if failed:
             return Check(Outcome.GATE_FAILED, ",".join(failed))
-    elif proposal.classification == Proposal.Classification.REVIEW_REQUIRED:
-        if has_veto(proposal):
-            return Check(Outcome.APPROVALS_MISSING, "vetoed by a reject on the current digest")
-        approvals = approving_decisions(proposal)
-        if len(approvals) < proposal.required_approvals:
-            return Check(
-                Outcome.APPROVALS_MISSING,
-                f"{len(approvals)} of {proposal.required_approvals} approvals on the current digest",
-            )
-        decision_ids = [str(decision.id) for decision in approvals]
     refusal = _check_evidence(evidence) or _check_target(proposal, memory)
-    return refusal or Check(Outcome.APPLIED, decision_ids=decision_ids)
+    return refusal or Check(Outcome.APPLIED, decision_ids=authority.decision_ids)
 
 
 def _check_evidence(evidence: list[EvidenceRevision]) -> Check | None:
@@ -231,9 +228,7 @@ def _write(
         return memory, {}
     if proposal.action == Proposal.Action.PURGE:
         removed = purge_memory(memory=memory)
-        removed.update(
-            scrub_purged_content(tenant_id=proposal.tenant_id, memory_id=proposal.target_memory_id)
-        )
+        removed.update(scrub_purged_content(purge=proposal))
         return None, {"purged": removed}
     if proposal.action == Proposal.Action.FENCE:
         return memory, {"fenced": proposal.fields["reason"]}

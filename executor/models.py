@@ -80,6 +80,7 @@ class Receipt(AppendOnlyModel):
         APPROVALS_MISSING = "approvals_missing"
         WITHDRAWN = "withdrawn"
         REQUEUED = "requeued"
+        UNAUTHORISED_RELEASE = "unauthorised_release"
 
     GENESIS_HASH = "0" * 64
 

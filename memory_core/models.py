@@ -12,7 +12,7 @@ from simple_history.models import HistoricalRecords
 
 from core.canonical import digest
 from core.history import human_history_user
-from core.models import AppendOnlyModel
+from core.models import AppendOnlyModel, AppendOnlyQuerySet
 from evidence.models import EvidenceRevision
 from tenancy.models import Agent, Tenant
 
@@ -228,12 +228,25 @@ class MemoryEvidence(models.Model):
         return f"{self.memory_id}@{self.memory_revision} ← {self.evidence_revision_id}"
 
 
+class AccessEventQuerySet(AppendOnlyQuerySet):
+    def blank_queries(self) -> int:
+        """Blank the query text of these events (a purge's scrub); the one change they ever take.
+
+        A PostgreSQL trigger (migration 0007) lets exactly this UPDATE through.
+        """
+        return models.QuerySet.update(self, query="")
+
+    blank_queries.alters_data = True
+
+
 class AccessEvent(AppendOnlyModel):
     """One audited read: a search or a get, allowed, denied or not found. Its id is the recall id.
 
     Items returned are rows of :class:`AccessEventItem`; denied items are only
     counted. ``next_offset`` lets a cursor (the recall id) continue a search
-    without telling the caller how many rows were skipped.
+    without telling the caller how many rows were skipped. Subject ids in
+    ``filters`` and ``policy_context`` are kept only as keyed digests, and a
+    purge blanks the ``query`` of the events that served the purged memory.
     """
 
     class Action(models.TextChoices):
@@ -259,6 +272,8 @@ class AccessEvent(AppendOnlyModel):
     next_offset = models.PositiveIntegerField(null=True, blank=True)
     policy_fingerprint = models.CharField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = AccessEventQuerySet.as_manager()
 
     class Meta:
         indexes = [

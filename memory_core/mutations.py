@@ -17,7 +17,7 @@ from simple_history.utils import bulk_create_with_history
 
 from evidence.models import EvidenceRevision
 from memory_core.lifecycle import next_state
-from memory_core.models import Memory, MemoryEvidence
+from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence
 
 _UPDATABLE_FIELDS = (
     "content",
@@ -157,16 +157,21 @@ def change_state(*, memory: Memory, verb: str, reason: str, now: datetime, chang
 
 
 def purge_memory(*, memory: Memory) -> dict[str, int]:
-    """Physically remove a deleted memory, its evidence links and every history row of it.
+    """Physically remove a deleted memory, its evidence links and every history row of it,
+    and blank the query text of the searches that served it.
 
-    Return how many rows of each class were removed (the purge receipt lists them).
+    Return how many rows of each class were removed or scrubbed (the purge receipt lists them).
+    Access events keep who read what and when, by id; subject ids are in them only as keyed digests.
     """
     next_state(memory.state, "purge")
     _, deleted = Memory.objects.filter(pk=memory.pk).delete()  # cascades to its evidence links
     # After the row: deleting it makes simple-history write one more ("-") history row.
     history_rows = Memory.history.filter(id=memory.id).delete()[0]
+    served = AccessEventItem.objects.filter(tenant_id=memory.tenant_id, memory_id=memory.id)
+    searches = AccessEvent.objects.filter(tenant_id=memory.tenant_id, pk__in=served.values("event_id"))
     return {
         "memory_core.Memory": deleted.get("memory_core.Memory", 0),
         "memory_core.MemoryEvidence": deleted.get("memory_core.MemoryEvidence", 0),
         "memory_core.HistoricalMemory": history_rows,
+        "memory_core.AccessEvent": searches.exclude(query="").blank_queries(),
     }

@@ -17,6 +17,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from core.errors import DomainError
+from core.keyed import keyed_digest
 from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence
 from memory_core.read_policy import active_read_policy
 from memory_core.return_modes import matched_terms, present
@@ -62,8 +63,9 @@ class RecallQuery:
     include_inactive: bool = False
 
     def as_json(self) -> dict:
+        """Return the filters as the access event records them (the subject id only as a pseudonym)."""
         return {
-            "subject": self.subject,
+            "subject": subject_pseudonym(self.subject) if self.subject else None,
             "scope": self.scope,
             "types": sorted(self.types),
             "states": sorted(self.states),
@@ -266,7 +268,7 @@ def _record(
         target_memory_id=target,
         query=query.text if query else "",
         filters=query.as_json() if query else {},
-        policy_context=context,
+        policy_context=_audited_context(context),
         correlation_id=str(context.get("correlation_id", ""))[:200],
         omitted_count=omitted,
         next_offset=next_offset,
@@ -284,6 +286,20 @@ def _record(
         for memory, rule in served or []
     )
     return event
+
+
+def subject_pseudonym(subject: dict) -> dict:
+    """Return a subject as access events keep it: the kind, and the id only as a keyed digest.
+
+    Access events are append-only, so a purge could not take a subject id out
+    of them later; stored this way it never goes in.
+    """
+    return {"kind": subject.get("kind"), "id_hmac": keyed_digest("memory_core.subject", subject.get("id"))}
+
+
+def _audited_context(context: dict) -> dict:
+    subject = context.get("acting_for_subject")
+    return {**context, "acting_for_subject": subject_pseudonym(subject)} if subject else context
 
 
 def recall_item_json(item: RecallItem) -> dict[str, Any]:

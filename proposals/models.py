@@ -8,6 +8,7 @@ from simple_history.models import HistoricalRecords
 from core.canonical import digest
 from core.errors import DomainError
 from core.history import human_history_user
+from core.keyed import keyed_digest, keyed_digest_matches
 from evidence.models import EvidenceRevision
 from tenancy.models import Agent, Tenant
 
@@ -128,6 +129,13 @@ class Proposal(models.Model):
     required_approvals = models.PositiveSmallIntegerField(default=0)
     gates = models.JSONField(default=list)
     review_deadline = models.DateTimeField(null=True, blank=True)
+    verdict_seal = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        db_default="",
+        help_text="Keyed digest of the verdict and the action it covers (see VERDICT_COLUMNS)",
+    )
 
     status = models.CharField(max_length=24, choices=Status.choices)
     outcome = models.CharField(max_length=32, blank=True, help_text="Last executor outcome")
@@ -177,6 +185,28 @@ class Proposal(models.Model):
     def compute_action_digest(self) -> str:
         return digest(self.frozen_action())
 
+    # What the verdict seal binds: who asked for which exact action, and what policy said about it.
+    VERDICT_COLUMNS = (
+        "id",
+        "tenant_id",
+        "submitted_by_id",
+        "action_digest",
+        "classification",
+        "required_approvals",
+        "gates",
+        "matched_rule",
+        "policy_fingerprint",
+    )
+
+    def compute_verdict_seal(self) -> str:
+        """Seal the verdict with the server's key, so the executor can tell it from a rewritten row."""
+        return verdict_seal({column: getattr(self, column) for column in self.VERDICT_COLUMNS})
+
+    def has_sealed_verdict(self) -> bool:
+        """True if the verdict and action are exactly what a Custodian process sealed."""
+        row = {column: getattr(self, column) for column in self.VERDICT_COLUMNS}
+        return keyed_digest_matches(self.verdict_seal, VERDICT_SEAL, _verdict_json(row))
+
     @property
     def is_lifecycle(self) -> bool:
         return self.action in self.LIFECYCLE_ACTIONS
@@ -201,6 +231,21 @@ class Proposal(models.Model):
         self.status = status
 
     transition_to.alters_data = True
+
+
+VERDICT_SEAL = "proposal.verdict"
+
+
+def verdict_seal(row: dict) -> str:
+    """Return the seal of a proposal given as a row of ``Proposal.VERDICT_COLUMNS`` (migrations use it)."""
+    return keyed_digest(VERDICT_SEAL, _verdict_json(row))
+
+
+def _verdict_json(row: dict) -> dict:
+    return {column: str(value) if column in _UUID_COLUMNS else value for column, value in row.items()}
+
+
+_UUID_COLUMNS = frozenset({"id", "tenant_id", "submitted_by_id"})
 
 
 class ProposalEvidence(models.Model):

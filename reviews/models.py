@@ -7,6 +7,7 @@ from django.db import models
 from simple_history.models import HistoricalRecords
 
 from core.history import human_history_user
+from core.keyed import keyed_digest, keyed_digest_matches
 from core.models import AppendOnlyModel
 from proposals.models import Proposal
 from tenancy.models import Tenant
@@ -44,6 +45,13 @@ class ReviewDecision(AppendOnlyModel):
     policy_fingerprint = models.CharField(max_length=64)
     channel = models.CharField(max_length=8, choices=Channel.choices)
     created_at = models.DateTimeField(auto_now_add=True)
+    seal = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        db_default="",
+        help_text="Keyed digest by the deciding process: who decided what on which action",
+    )
 
     history = HistoricalRecords(get_user=human_history_user)
 
@@ -67,3 +75,30 @@ class ReviewDecision(AppendOnlyModel):
     def is_stale_for(self, proposal: Proposal) -> bool:
         """True once the proposal was amended after this decision."""
         return self.action_digest != proposal.action_digest
+
+    def compute_seal(self) -> str:
+        """Seal the decision with the server's key; the executor counts only sealed approvals."""
+        return decision_seal(self._sealed_json())
+
+    def has_valid_seal(self) -> bool:
+        """True if a Custodian process recorded exactly this decision (needs ``actor`` loaded)."""
+        return keyed_digest_matches(self.seal, DECISION_SEAL, self._sealed_json())
+
+    def _sealed_json(self) -> dict:
+        # The actor by username, the key that survives export and import.
+        return {
+            "id": str(self.id),
+            "tenant_id": str(self.tenant_id),
+            "proposal_id": str(self.proposal_id),
+            "actor": self.actor.get_username(),
+            "decision": self.decision,
+            "action_digest": self.action_digest,
+        }
+
+
+DECISION_SEAL = "reviews.decision"
+
+
+def decision_seal(sealed: dict) -> str:
+    """Return the seal of a decision given as its sealed JSON (migrations use it)."""
+    return keyed_digest(DECISION_SEAL, sealed)

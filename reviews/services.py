@@ -58,7 +58,7 @@ def record_decision(
         raise NotLowRisk()
     if ReviewDecision.objects.filter(proposal=proposal, actor=actor, action_digest=action_digest).exists():
         raise AlreadyDecided()
-    recorded = ReviewDecision.objects.create(
+    recorded = ReviewDecision(
         tenant_id=proposal.tenant_id,
         proposal=proposal,
         actor=actor,
@@ -70,6 +70,8 @@ def record_decision(
         policy_fingerprint=proposal.policy_fingerprint,
         channel=channel,
     )
+    recorded.seal = recorded.compute_seal()
+    recorded.save(force_insert=True)
     if decision == Decision.REJECT:
         conclude_review(proposal, status=Proposal.Status.REJECTED)
     elif decision == Decision.REQUEST_CHANGES:

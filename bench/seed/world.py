@@ -206,6 +206,7 @@ class _World:
             **frozen.verdict.values,
         )
         proposal.action_digest = proposal.compute_action_digest()
+        proposal.verdict_seal = proposal.compute_verdict_seal()  # as submission seals it
         return proposal
 
     def evidence_links(self, proposal: Proposal, frozen: _Frozen) -> list[ProposalEvidence]:

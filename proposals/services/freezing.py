@@ -43,8 +43,14 @@ _MEMORY_DEFAULTS = {
 }
 
 
-def freeze_and_classify(proposal: Proposal, agent: Agent, payload: dict[str, Any]):
-    """Bind evidence, freeze the action, classify it; set every derived field on ``proposal``."""
+def freeze_and_classify(
+    proposal: Proposal, agent: Agent, payload: dict[str, Any], *, reviewed_path: tuple | None = None
+):
+    """Bind evidence, freeze the action, classify it; set every derived field on ``proposal``.
+
+    ``reviewed_path`` (classification, approvals, deadline) is the path of the
+    review that asked for this amendment: the verdict never gets laxer than it.
+    """
     context = bind_policy_context(agent, payload.get("policy_context") or {})
     proposal.evidence = sorted(
         (_binding_json(b) for b in payload.get("evidence", [])),
@@ -86,7 +92,10 @@ def freeze_and_classify(proposal: Proposal, agent: Agent, payload: dict[str, Any
     }
     verdict = classify(active_rule_set(), facts)
     _apply_verdict(proposal, verdict, facts)
+    if reviewed_path is not None:
+        hold_to_reviewed_path(proposal, *reviewed_path)
     proposal.action_digest = proposal.compute_action_digest()
+    proposal.verdict_seal = proposal.compute_verdict_seal()
     return verdict, revisions
 
 

@@ -21,7 +21,7 @@ from proposals.errors import (
 )
 from proposals.models import InvalidProposalTransition, Proposal, ProposalEvidence
 from proposals.policy import Verdict
-from proposals.services.freezing import STATUS_FOR_VERDICT, freeze_and_classify, hold_to_reviewed_path
+from proposals.services.freezing import STATUS_FOR_VERDICT, freeze_and_classify
 from proposals.signals import proposal_released
 from tenancy.models import Agent
 
@@ -114,8 +114,7 @@ def amend_proposal(*, agent: Agent, proposal: Proposal, payload: dict[str, Any])
     ):
         raise AmendmentChangesTarget()
     asked = (proposal.classification, proposal.required_approvals, proposal.review_deadline)
-    verdict, revisions = freeze_and_classify(proposal, agent, payload)
-    hold_to_reviewed_path(proposal, *asked)
+    verdict, revisions = freeze_and_classify(proposal, agent, payload, reviewed_path=asked)
     proposal.transition_to(STATUS_FOR_VERDICT[proposal.classification])
     proposal.version += 1
     proposal.save()

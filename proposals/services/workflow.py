@@ -34,6 +34,7 @@ def escalate_to_review(proposal: Proposal, *, failed_gates: list[str]) -> None:
     proposal.required_approvals = max(proposal.required_approvals, 1)
     proposal.reason_codes = [*proposal.reason_codes, *(f"gate_failed:{g}" for g in failed_gates)]
     proposal.outcome = "gate_failed"
+    proposal.verdict_seal = proposal.compute_verdict_seal()
     proposal.save(
         update_fields=[
             "status",
@@ -41,6 +42,7 @@ def escalate_to_review(proposal: Proposal, *, failed_gates: list[str]) -> None:
             "required_approvals",
             "reason_codes",
             "outcome",
+            "verdict_seal",
             "updated_at",
         ]
     )
@@ -75,17 +77,28 @@ def expire_overdue_reviews(*, limit: int = 500) -> int:
     return count
 
 
-def scrub_purged_content(*, tenant_id, memory_id) -> dict[str, int]:
+def scrub_purged_content(*, purge: Proposal) -> dict[str, int]:
     """Remove a purged memory's content from the proposals about it and their history.
 
-    Digests stay (receipts refer to them); the frozen fields and the agent's
-    rationale, which repeat the content, do not. Runs in the executor's
-    purge transaction.
+    Digests stay (receipts refer to them); the frozen fields, the agent's
+    rationale, the dedupe key and the policy context (which names the
+    subject), all of which repeat what the memory said or whom it was about,
+    do not. Runs in the executor's purge transaction; ``purge``, the proposal
+    being applied, is scrubbed in memory too, as its last history row is
+    written from it afterwards.
     """
+    tenant_id, memory_id = purge.tenant_id, purge.target_memory_id
     proposals = Proposal.objects.filter(tenant_id=tenant_id, target_memory_id=memory_id)
-    scrubbed = {"purged": True}
     history = Proposal.history.filter(tenant_id=tenant_id, target_memory_id=memory_id)
+    scrubbed = {
+        "fields": {"purged": True},
+        "rationale": "",
+        "dedupe_key": "",
+        "policy_context": {"purged": True},
+    }
+    for name, value in scrubbed.items():
+        setattr(purge, name, value)
     return {
-        "proposals.Proposal": proposals.update(fields=scrubbed, rationale=""),
-        "proposals.HistoricalProposal": history.update(fields=scrubbed, rationale=""),
+        "proposals.Proposal": proposals.update(**scrubbed),
+        "proposals.HistoricalProposal": history.update(**scrubbed),
     }

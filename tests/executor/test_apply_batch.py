@@ -38,7 +38,8 @@ def _poison(proposal: Proposal) -> None:
     """Make applying the proposal violate a check constraint, with its digests still consistent."""
     proposal.fields = {**proposal.fields, "confidence": 5}
     proposal.action_digest = proposal.compute_action_digest()
-    proposal.save(update_fields=["fields", "action_digest"])
+    proposal.verdict_seal = proposal.compute_verdict_seal()  # as an operator holding the key would
+    proposal.save(update_fields=["fields", "action_digest", "verdict_seal"])
     OutboxEntry.objects.filter(proposal=proposal).update(action_digest=proposal.action_digest)
 
 

@@ -1,20 +1,30 @@
-"""Least privilege in the database: the web role cannot write memories or receipts at all."""
+"""Least privilege in the database: each role writes only what its process needs.
+
+Append-only tables refuse UPDATE and DELETE by trigger, for every role
+including the owner; evidence status only moves forward, also by trigger.
+"""
 
 import psycopg
 import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from evidence.services import invalidate_evidence_revision
+from tests.factories import approve, create_payload, factor_fact, make_evidence, make_person, submit
+
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+OWNER, WEB, EXECUTOR = None, "custodian_web", "custodian_executor"
+REFUSED = (psycopg.errors.InsufficientPrivilege, psycopg.errors.RaiseException)
 
 
-def _connect(role: str) -> psycopg.Connection:
+def _connect(role: str | None) -> psycopg.Connection:
+    """Connect to the test database as ``role`` (None: the owner that ran the migrations)."""
     settings = connection.settings_dict
     return psycopg.connect(
         host=settings["HOST"] or "127.0.0.1",
         port=settings["PORT"] or 5432,
         dbname=settings["NAME"],
-        user=role,
+        user=role or settings["USER"],
         autocommit=True,
     )
 
@@ -23,6 +33,16 @@ def _connect(role: str) -> psycopg.Connection:
 def roles(applied_memory):
     call_command("setup_db_roles")
     return applied_memory
+
+
+@pytest.fixture
+def audited(roles, agent, api):
+    """A row in every append-only table: a decision (and its history), a search with items, receipts."""
+    proposal = submit(agent.agent, create_payload(factor_fact(), [make_evidence(agent.agent)]))
+    approve(make_person("pm-roles", agent.tenant), proposal)
+    response = api.post("/api/v1/recall/search", {"query": "weekly"}, format="json")
+    assert response.status_code == 200 and response.json()["results"]
+    return roles
 
 
 @pytest.mark.parametrize(
@@ -36,18 +56,18 @@ def roles(applied_memory):
     ],
 )
 def test_web_role_cannot_write_memories_or_receipts(roles, statement):
-    with _connect("custodian_web") as web, pytest.raises(psycopg.errors.InsufficientPrivilege):
+    with _connect(WEB) as web, pytest.raises(psycopg.errors.InsufficientPrivilege):
         web.execute(statement)
 
 
 def test_web_role_reads_and_writes_what_the_api_needs(roles):
-    with _connect("custodian_web") as web:
+    with _connect(WEB) as web:
         assert web.execute("SELECT count(*) FROM memory_core_memory").fetchone()[0] == 1
         web.execute("UPDATE proposals_proposal SET rationale = rationale")
 
 
 def test_executor_role_writes_memories_but_never_rewrites_receipts_or_decisions(roles):
-    with _connect("custodian_executor") as executor:
+    with _connect(EXECUTOR) as executor:
         executor.execute("UPDATE memory_core_memory SET confidence = confidence")
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             executor.execute("DELETE FROM executor_receipt")
@@ -56,9 +76,98 @@ def test_executor_role_writes_memories_but_never_rewrites_receipts_or_decisions(
 
 
 def test_decisions_are_append_only_in_the_database(agent):
-    from tests.factories import approve, create_payload, factor_fact, make_evidence, make_person, submit
-
     proposal = submit(agent.agent, create_payload(factor_fact(), [make_evidence(agent.agent)]))
     approve(make_person("pm-db", agent.tenant), proposal)
     with connection.cursor() as cursor, pytest.raises(Exception, match="append-only"):
         cursor.execute("DELETE FROM reviews_reviewdecision")
+
+
+@pytest.mark.parametrize("role", [WEB, EXECUTOR, OWNER], ids=["web", "executor", "owner"])
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE reviews_reviewdecision SET reason = 'rewritten'",
+        "DELETE FROM reviews_reviewdecision",
+        "UPDATE reviews_historicalreviewdecision SET reason = 'rewritten'",
+        "DELETE FROM reviews_historicalreviewdecision",
+        "UPDATE memory_core_accessevent SET outcome = 'denied'",
+        "UPDATE memory_core_accessevent SET query = 'something else'",
+        "DELETE FROM memory_core_accessevent",
+        "UPDATE memory_core_accesseventitem SET mode = 'metadata_only'",
+        "DELETE FROM memory_core_accesseventitem",
+        "UPDATE executor_receipt SET reason = 'rewritten'",
+        "DELETE FROM executor_receipt",
+    ],
+)
+def test_append_only_tables_refuse_update_and_delete_for_every_role(audited, role, statement):
+    with _connect(role) as conn, pytest.raises(REFUSED):
+        conn.execute(statement)
+
+
+def test_the_only_change_to_an_access_event_is_the_executors_purge_scrub_of_its_query(audited):
+    with _connect(WEB) as web, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        web.execute("UPDATE memory_core_accessevent SET query = ''")
+    with _connect(EXECUTOR) as executor:
+        scrubbed = executor.execute("UPDATE memory_core_accessevent SET query = '' WHERE query <> ''")
+        assert scrubbed.rowcount == 1
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            executor.execute(
+                "INSERT INTO memory_core_accesseventitem SELECT * FROM memory_core_accesseventitem"
+            )
+
+
+def test_an_invalidated_evidence_revision_never_becomes_valid_again(roles, agent):
+    revision = make_evidence(agent.agent)
+    invalidate_evidence_revision(revision=revision, reason="look-ahead bug")
+    for role in (WEB, OWNER):
+        with _connect(role) as conn, pytest.raises(REFUSED):
+            conn.execute("UPDATE evidence_evidencerevision SET status = 'valid' WHERE status = 'invalidated'")
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE evidence_evidencerevision SET status = 'valid' WHERE status = 'superseded'",
+        "UPDATE evidence_evidencerevision SET content = '{\"ic_mean\": 0.5}'",
+        "UPDATE evidence_evidencerevision SET content_hash = repeat('0', 64)",
+        "UPDATE evidence_evidencerevision SET status_reason = 'no reason'",
+        "DELETE FROM evidence_evidencerevision",
+    ],
+)
+def test_evidence_revisions_are_immutable_but_for_a_forward_status(roles, agent, statement):
+    source = make_evidence(agent.agent).source
+    from evidence.services import add_evidence_revision
+
+    add_evidence_revision(source=source, agent=agent.agent, content={"corrected": True})
+    for role in (WEB, OWNER):
+        with _connect(role) as conn, pytest.raises(REFUSED):
+            conn.execute(statement)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "INSERT INTO auth_user (password, is_superuser, username, first_name, last_name, email,"
+        " is_staff, is_active, date_joined) VALUES ('x', true, 'evil', '', '', '', true, true, now())",
+        "UPDATE auth_user SET is_superuser = true",
+        "INSERT INTO auth_user_groups (user_id, group_id) SELECT u.id, g.id FROM auth_user u, auth_group g",
+        "UPDATE auth_group SET name = name",
+        "INSERT INTO guardian_userobjectpermission (object_pk, content_type_id, permission_id, user_id)"
+        " SELECT t.id::text, p.content_type_id, p.id, u.id"
+        " FROM tenancy_tenant t, auth_permission p, auth_user u WHERE p.codename = 'decide_proposal'",
+        "UPDATE guardian_userobjectpermission SET object_pk = object_pk",
+        "DELETE FROM guardian_groupobjectpermission",
+        "INSERT INTO tenancy_agenttoken (id, key_hash, hint, created_at, agent_id)"
+        " SELECT gen_random_uuid(), md5(random()::text), 'cst_x', now(), id FROM tenancy_agent",
+        "UPDATE tenancy_agenttoken SET revoked_at = NULL, expires_at = NULL",
+        "UPDATE tenancy_usertoken SET revoked_at = NULL",
+        "DELETE FROM django_session",
+        "UPDATE evidence_evidencerevision SET status_reason = status_reason",
+        "INSERT INTO reviews_reviewdecision SELECT * FROM reviews_reviewdecision",
+    ],
+)
+def test_executor_role_cannot_write_people_permissions_tokens_sessions_evidence_or_decisions(
+    roles, statement
+):
+    with _connect(EXECUTOR) as executor, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        executor.execute(statement)

@@ -37,6 +37,7 @@ import psycopg
 BASE_DIR = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 WEB_ROLE, EXECUTOR_ROLE = "custodian_web", "custodian_executor"
+OWNER_STEPS = {"poison", "set-confidence"}  # helper commands run as the owner (see Stack.helper)
 SCALE = os.environ.get("CUSTODIAN_FAULT_SCALE", "ci")
 if SCALE not in ("ci", "full"):
     raise RuntimeError(f"CUSTODIAN_FAULT_SCALE must be 'ci' or 'full', not {SCALE!r}")
@@ -361,11 +362,15 @@ class Stack:
         return result
 
     def helper(self, *args: str, timeout: float = 600, expect_exit: int = 0) -> dict:
-        """Run ``tests/faults/helper.py`` against this stack; return its JSON answer (last stdout line)."""
+        """Run ``tests/faults/helper.py`` against this stack; return its JSON answer (last stdout line).
+
+        It runs as the web role, except the operator's steps that rewrite outbox digests to plant or
+        cure a poison entry: the web role may not update outbox entries, so those run as the owner.
+        """
         result = subprocess.run(
             [PYTHON, "-m", "tests.faults.helper", *args],
             cwd=BASE_DIR,
-            env=self.env(WEB_ROLE),
+            env=self.env(None if args[0] in OWNER_STEPS else WEB_ROLE),
             capture_output=True,
             text=True,
             timeout=timeout,

@@ -116,8 +116,10 @@ def poison(args) -> dict:
         )
         assert proposal.status == Proposal.Status.RELEASED, proposal.status
         proposal.fields = {**proposal.fields, "confidence": 5}
-        action_digest = proposal.compute_action_digest()
-        Proposal.objects.filter(pk=proposal.pk).update(fields=proposal.fields, action_digest=action_digest)
+        proposal.action_digest = action_digest = proposal.compute_action_digest()
+        Proposal.objects.filter(pk=proposal.pk).update(
+            fields=proposal.fields, action_digest=action_digest, verdict_seal=proposal.compute_verdict_seal()
+        )
         updated = OutboxEntry.objects.filter(proposal=proposal).update(action_digest=action_digest)
         assert updated == 1
     return {"proposal_id": str(proposal.id), "memory_id": str(proposal.target_memory_id)}
@@ -157,8 +159,10 @@ def set_confidence(args) -> dict:
         proposal = Proposal.objects.select_for_update().get(pk=args.proposal)
         assert proposal.status == Proposal.Status.RELEASED, proposal.status
         proposal.fields = {**proposal.fields, "confidence": args.value}
-        action_digest = proposal.compute_action_digest()
-        Proposal.objects.filter(pk=proposal.pk).update(fields=proposal.fields, action_digest=action_digest)
+        proposal.action_digest = action_digest = proposal.compute_action_digest()
+        Proposal.objects.filter(pk=proposal.pk).update(
+            fields=proposal.fields, action_digest=action_digest, verdict_seal=proposal.compute_verdict_seal()
+        )
         entries = (
             OutboxEntry.objects.filter(proposal=proposal)
             .exclude(status=OutboxEntry.Status.DONE)

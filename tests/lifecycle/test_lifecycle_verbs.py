@@ -31,7 +31,7 @@ def reviewers(agent):
     return [make_person("r1", agent.tenant), make_person("r2", agent.tenant)]
 
 
-def propose(agent, memory, verb, reason="no longer true"):
+def propose(agent, memory, verb, reason="no longer true", context=None):
     memory.refresh_from_db()
     return submit(
         agent.agent,
@@ -40,7 +40,7 @@ def propose(agent, memory, verb, reason="no longer true"):
             "memory_id": str(memory.id),
             "base_revision": memory.revision,
             "reason": reason,
-            "policy_context": owner_context(),
+            "policy_context": context or owner_context(),
         },
     )
 
@@ -138,12 +138,13 @@ def _database_contains(marker: str) -> list[str]:
     return hits
 
 
-def test_purge_leaves_no_content_anywhere_in_the_database(agent, reviewers):
-    marker = f"marker-{uuid.uuid4().hex}"
+def test_purge_leaves_no_content_anywhere_in_the_database(agent, api, reviewers):
+    marker, subject_id, dedupe_key = (f"{kind}{uuid.uuid4().hex}" for kind in ("zq", "subj", "dedupe"))
+    subject = {"kind": "user", "id": subject_id}
+    context = owner_context(subject)
     content = {"statement": f"Alice's secret preference {marker}", "preference_key": "secret"}
-    proposal = submit(
-        agent.agent, create_payload(user_preference(content=content), [make_evidence(agent.agent)])
-    )
+    memory_fields = user_preference(subject=subject, content=content, dedupe_key=dedupe_key)
+    proposal = submit(agent.agent, create_payload(memory_fields, [make_evidence(agent.agent)], context))
     apply_released(proposal)
     memory = Memory.objects.get(pk=proposal.target_memory_id)
     update = submit(
@@ -154,25 +155,39 @@ def test_purge_leaves_no_content_anywhere_in_the_database(agent, reviewers):
             "base_revision": 1,
             "changes": {"content": {**content, "statement": f"Alice's updated secret {marker}"}},
             "evidence": [make_evidence(agent.agent).binding()],
-            "policy_context": owner_context(),
+            "policy_context": context,
             "rationale": f"she said {marker}",
         },
     )
     drive_existing(update, reviewers)
-    drive(agent, memory, "delete", [])
-    assert _database_contains(marker)  # the test can see the marker before the purge
+    served = _search(
+        api, query=marker, filters={"subject": subject}, policy_context={"acting_for_subject": subject}
+    )
+    assert [item["memory"]["memory_id"] for item in served] == [str(memory.id)]
+    assert api.get(f"/api/v1/memories/{memory.id}/?acting_for=user:{subject_id}").status_code == 200
+    drive_existing(propose(agent, memory, "delete", context=context), reviewers)
+    assert _search(api, filters={"subject": subject}) == []  # deleted: a read that finds nothing
+    secrets = (marker, subject_id, dedupe_key)
+    assert all(_database_contains(secret) for secret in secrets)  # the test sees each before the purge
 
-    receipt = drive(agent, memory, "purge", reviewers)
+    receipt = drive_existing(propose(agent, memory, "purge", context=context), reviewers)
 
     assert receipt.outcome == "applied"
-    assert _database_contains(marker) == []
+    assert {secret: _database_contains(secret) for secret in secrets} == {secret: [] for secret in secrets}
     assert not Memory.objects.filter(pk=memory.pk).exists()
     removed = receipt.effects["purged"]
     assert removed["memory_core.Memory"] == 1
     assert removed["memory_core.HistoricalMemory"] >= 4
     assert removed["memory_core.MemoryEvidence"] == 2
     assert removed["proposals.Proposal"] == 4
+    assert removed["memory_core.AccessEvent"] == 1  # the search that served it: its query blanked
     call_command("verify_receipts")
+
+
+def _search(api, **body) -> list:
+    response = api.post("/api/v1/recall/search", body, format="json")
+    assert response.status_code == 200, response.content
+    return response.json()["results"]
 
 
 def test_get_after_purge_is_404(agent, api, applied_memory, reviewers):

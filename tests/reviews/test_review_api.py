@@ -6,7 +6,7 @@ from rest_framework.test import APIClient
 from proposals.models import Proposal
 from reviews.models import ReviewDecision
 from tenancy.services import issue_user_token
-from tests.factories import create_payload, factor_fact, make_evidence, submit, user_preference
+from tests.factories import apply_released, create_payload, factor_fact, make_evidence, submit, user_preference
 
 
 def person_client(user) -> APIClient:
@@ -141,6 +141,9 @@ def test_an_amendment_after_changes_requested_goes_back_to_the_reviewer(agent, a
     assert "amended_after_review" in body["reason_codes"]
     queue = reviewer.get("/api/v1/reviews/queue/").json()["results"]
     assert [row["id"] for row in queue] == [str(factor_proposal.pk)]
+    factor_proposal.refresh_from_db()
+    assert _decide(reviewer, factor_proposal).status_code == 201
+    assert apply_released(factor_proposal).outcome == "applied"  # its seal covers the held path
 
 
 @pytest.mark.parametrize("first", ["reject", "approve"])

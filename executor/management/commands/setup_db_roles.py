@@ -1,23 +1,77 @@
-"""Create the least-privilege PostgreSQL roles and grant each exactly what it needs.
+"""Create the least-privilege PostgreSQL roles and grant each exactly what its process writes.
 
-custodian_web       the web/API process: reads everything; writes proposals,
-                    evidence, decisions, outbox rows and audit events; cannot
-                    write memories, their history or evidence links, receipts
-                    or chain heads at all.
-custodian_executor  the Celery executor: the only role that writes memories;
-                    may INSERT receipts but never UPDATE or DELETE them.
+custodian_web       the web/API process (and its admin): reads everything; writes
+                    people, sessions and object permissions (the admin manages
+                    them), evidence (revision status only, never content),
+                    proposals, decisions, outbox rows and access events; cannot
+                    write memories, their history or evidence links, receipts or
+                    chain heads at all.
+custodian_executor  the Celery executor: the only role that writes memories; may
+                    INSERT receipts but never UPDATE or DELETE them; writes
+                    proposals (outcomes, retention and system proposals, purge
+                    scrubs) and outbox rows; no write at all on people, groups,
+                    permissions, tokens, sessions, evidence or decisions.
 
-Migrations keep running as the owner (the URL's own user). Run after migrate.
+Append-only tables refuse UPDATE and DELETE by trigger for every role too
+(receipts, decisions and their history, access events and their items), and
+evidence status only moves forward (``evidence`` migration 0003).
+
+Every table must be listed below or the command fails: a new table gets no
+write privilege by accident. Migrations keep running as the owner (the URL's
+own user). Run after migrate.
 """
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
 WEB, EXECUTOR = "custodian_web", "custodian_executor"
-MEMORY_TABLES = ["memory_core_memory", "memory_core_historicalmemory", "memory_core_memoryevidence"]
-RECEIPT_TABLES = ["executor_receipt", "executor_receiptchain"]
-APPEND_ONLY = ["executor_receipt", "reviews_reviewdecision"]
-COUNTED_IN_PLACE = ["tenancy_deniedrequest"]  # rows take a counter UPDATE, never a DELETE
+MANAGED_BY_ADMIN = "INSERT, UPDATE, DELETE"
+
+WEB_WRITES = {
+    "auth_group": MANAGED_BY_ADMIN,
+    "auth_group_permissions": MANAGED_BY_ADMIN,
+    "auth_user": MANAGED_BY_ADMIN,  # and last_login on every login
+    "auth_user_groups": MANAGED_BY_ADMIN,
+    "auth_user_user_permissions": MANAGED_BY_ADMIN,
+    "django_admin_log": MANAGED_BY_ADMIN,
+    "django_session": MANAGED_BY_ADMIN,
+    "guardian_groupobjectpermission": MANAGED_BY_ADMIN,
+    "guardian_userobjectpermission": MANAGED_BY_ADMIN,
+    "tenancy_tenant": MANAGED_BY_ADMIN,
+    "tenancy_agent": MANAGED_BY_ADMIN,
+    "tenancy_agenttoken": MANAGED_BY_ADMIN,
+    "tenancy_usertoken": MANAGED_BY_ADMIN,
+    "tenancy_deniedrequest": "INSERT, UPDATE",  # counted in place (a trigger allows the counter only)
+    "tenancy_delegation": "INSERT, UPDATE",  # operators grant in the admin; revoking sets revoked_at
+    "tenancy_historicaldelegation": "INSERT",
+    "evidence_evidencesource": "INSERT, UPDATE",
+    "evidence_evidencerevision": "INSERT, UPDATE (status, status_reason)",
+    "proposals_proposal": "INSERT, UPDATE",
+    "proposals_historicalproposal": "INSERT",
+    # An amendment replaces its evidence links; blocking proposals on invalidated evidence locks
+    # them (SELECT … FOR UPDATE over the join), which takes UPDATE.
+    "proposals_proposalevidence": "INSERT, UPDATE, DELETE",
+    "reviews_reviewdecision": "INSERT",
+    "reviews_historicalreviewdecision": "INSERT",
+    "executor_outboxentry": "INSERT, UPDATE (updated_at)",  # UPDATE only to lock a dead entry to requeue it
+    "memory_core_accessevent": "INSERT",
+    "memory_core_accesseventitem": "INSERT",
+}
+EXECUTOR_WRITES = {
+    "executor_outboxentry": "INSERT, UPDATE",  # INSERT: proposals it makes itself may release at once
+    "executor_receipt": "INSERT",
+    "executor_receiptchain": "INSERT, UPDATE",
+    "memory_core_memory": "INSERT, UPDATE, DELETE",
+    "memory_core_historicalmemory": "INSERT, UPDATE, DELETE",
+    "memory_core_memoryevidence": "INSERT, DELETE",
+    "memory_core_accessevent": "UPDATE (query)",  # a purge blanks the queries that served the memory
+    "proposals_proposal": "INSERT, UPDATE",
+    "proposals_historicalproposal": "INSERT, UPDATE",
+    "proposals_proposalevidence": "INSERT",
+    "tenancy_agent": "INSERT",  # a tenant's system agent, on its first retention sweep
+}
+READ_ONLY = {"auth_permission", "django_content_type", "django_migrations"}  # written by migrate only
+GRANTS = {WEB: WEB_WRITES, EXECUTOR: EXECUTOR_WRITES}
 
 
 class Command(BaseCommand):
@@ -27,8 +81,11 @@ class Command(BaseCommand):
         if connection.vendor != "postgresql":
             raise CommandError("Database roles need PostgreSQL")
         tables = connection.introspection.table_names()
+        unlisted = sorted(set(tables) - set(WEB_WRITES) - set(EXECUTOR_WRITES) - READ_ONLY)
+        if unlisted:
+            raise CommandError(f"No grants decided for {', '.join(unlisted)}: add them to setup_db_roles")
         with connection.cursor() as cursor:
-            for role in (WEB, EXECUTOR):
+            for role, writes in GRANTS.items():
                 cursor.execute(
                     "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = %s) THEN "
                     f"CREATE ROLE {role} LOGIN; END IF; END $$;",
@@ -37,14 +94,23 @@ class Command(BaseCommand):
                 cursor.execute(f'GRANT CONNECT ON DATABASE "{connection.settings_dict["NAME"]}" TO {role}')
                 cursor.execute(f"GRANT USAGE ON SCHEMA public TO {role}")
                 cursor.execute(f"REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {role}")
+                cursor.execute(f"REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM {role}")
                 cursor.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}")
-                cursor.execute(f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {role}")
-            for table in tables:
-                web = table not in MEMORY_TABLES + RECEIPT_TABLES
-                writes = "INSERT" if table in APPEND_ONLY else "INSERT, UPDATE, DELETE"
-                writes = "INSERT, UPDATE" if table in COUNTED_IN_PLACE else writes
-                if web:
-                    cursor.execute(f'GRANT {writes} ON "{table}" TO {WEB}')
-                cursor.execute(f'GRANT {writes} ON "{table}" TO {EXECUTOR}')
-            cursor.execute(f"GRANT UPDATE ON executor_receiptchain TO {EXECUTOR}")
+                for table, privileges in writes.items():
+                    if table in tables:
+                        cursor.execute(f'GRANT {privileges} ON "{table}" TO {role}')
+                        if "INSERT" in privileges:
+                            _grant_sequences(cursor, table, role)
         self.stdout.write(f"Roles {WEB} and {EXECUTOR} ready on {len(tables)} tables")
+
+
+def _grant_sequences(cursor, table: str, role: str) -> None:
+    """Let ``role`` draw ids for ``table`` (serial columns; identity columns need nothing)."""
+    cursor.execute(
+        "SELECT pg_get_serial_sequence(%s, attname) FROM pg_attribute"
+        " WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped",
+        [f'"{table}"', f'"{table}"'],
+    )
+    for (sequence,) in cursor.fetchall():
+        if sequence:
+            cursor.execute(f"GRANT USAGE ON SEQUENCE {sequence} TO {role}")
