@@ -10,6 +10,7 @@ from executor.models import Receipt
 from memory_core.lifecycle import TRANSITIONS, InvalidTransition
 from memory_core.models import Memory
 from proposals.models import Proposal
+from tenancy.services import grant_delegation
 from tests.factories import (
     apply_released,
     approve,
@@ -141,6 +142,7 @@ def _database_contains(marker: str) -> list[str]:
 def test_purge_leaves_no_content_anywhere_in_the_database(agent, api, reviewers):
     marker, subject_id, dedupe_key = (f"{kind}{uuid.uuid4().hex}" for kind in ("zq", "subj", "dedupe"))
     subject = {"kind": "user", "id": subject_id}
+    grant_delegation(agent=agent.agent, subject=subject)
     context = owner_context(subject)
     content = {"statement": f"Alice's secret preference {marker}", "preference_key": "secret"}
     memory_fields = user_preference(subject=subject, content=content, dedupe_key=dedupe_key)
@@ -173,7 +175,13 @@ def test_purge_leaves_no_content_anywhere_in_the_database(agent, api, reviewers)
     receipt = drive_existing(propose(agent, memory, "purge", context=context), reviewers)
 
     assert receipt.outcome == "applied"
-    assert {secret: _database_contains(secret) for secret in secrets} == {secret: [] for secret in secrets}
+    # The operator's grant to act for the person is about the person, not the memory: it stays.
+    grant_tables = ["tenancy_delegation", "tenancy_historicaldelegation"]
+    assert {secret: sorted(_database_contains(secret)) for secret in secrets} == {
+        marker: [],
+        subject_id: grant_tables,
+        dedupe_key: [],
+    }
     assert not Memory.objects.filter(pk=memory.pk).exists()
     removed = receipt.effects["purged"]
     assert removed["memory_core.Memory"] == 1
