@@ -20,7 +20,7 @@ from executor.models import OutboxEntry, Receipt
 from executor.services import apply_entries
 from memory_core.models import AccessEvent, Memory
 from proposals.services import expire_overdue_reviews, propose_retention_expiries
-from tenancy.services import issue_user_token
+from tenancy.services import grant_delegation, issue_user_token
 from tests.factories import create_payload, factor_fact, make_person, owner_context, user_preference
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -79,6 +79,7 @@ def test_the_web_and_executor_processes_run_on_their_grants_alone(agent, other_a
     reviewer2.credentials(HTTP_AUTHORIZATION=f"Bearer {issue_user_token(user=pm2)[1]}")
     api, other = agent.client, other_agent.client
     subject = {"kind": "user", "id": "pm-alice"}
+    grant_delegation(agent=other_agent.agent, subject={"kind": "user", "id": "bob"})
 
     with connected_as("custodian_web"):
         backtest = _evidence(api, "run-a")
