@@ -159,10 +159,11 @@ class Receipt(AppendOnlyModel):
         """Return the JSON body of a receipt given as a row of :attr:`BODY_COLUMNS` values.
 
         ``verify_receipts`` hashes rows straight from ``values_list``,
-        without building a model instance for each.
+        without building a model instance for each; ids may come as UUIDs
+        or as text in either database's spelling.
         """
         body = {
-            column: str(row[column]) if column in cls.UUID_COLUMNS else row[column]
+            column: uuid_text(row[column]) if column in cls.UUID_COLUMNS else row[column]
             for column in cls.BODY_COLUMNS
         }
         body["created_at"] = row["created_at"].isoformat()
@@ -170,6 +171,18 @@ class Receipt(AppendOnlyModel):
 
     def compute_hash(self) -> str:
         return digest(self.body())
+
+
+def uuid_text(value: uuid.UUID | str) -> str:
+    """Return an id in its canonical text (lower-case, dashed), however the database gave it.
+
+    PostgreSQL casts a uuid to dashed text; SQLite stores 32 hex digits.
+    """
+    if isinstance(value, str):
+        if len(value) == 32:
+            value = f"{value[:8]}-{value[8:12]}-{value[12:16]}-{value[16:20]}-{value[20:]}"
+        return value.lower()
+    return str(value)
 
 
 class ReceiptChain(models.Model):
