@@ -69,6 +69,9 @@ class Receipt(AppendOnlyModel):
     ``hash`` is the SHA-256 of the canonical JSON of :meth:`body`, which
     includes ``prev_hash``; ``verify_receipts`` recomputes the chain.
     A database trigger (PostgreSQL) refuses UPDATE and DELETE as well.
+    A receipt that wrote a memory revision also binds the rows it left
+    (``after_memory_hash``, ``before_memory_hash``: see ``executor.records``),
+    so the chain covers memories, their history and evidence links too.
     """
 
     class Outcome(models.TextChoices):
@@ -95,6 +98,16 @@ class Receipt(AppendOnlyModel):
     after_revision = models.PositiveIntegerField(null=True)
     before_content_hash = models.CharField(max_length=64, blank=True)
     after_content_hash = models.CharField(max_length=64, blank=True)
+    before_memory_hash = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="Revision before_revision as history keeps it after this receipt, with its evidence links",
+    )
+    after_memory_hash = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="The revision this receipt wrote, as stored, with its evidence links",
+    )
     action_digest = models.CharField(max_length=64)
     evidence = models.JSONField(default=list)
     decision_ids = models.JSONField(default=list)
@@ -139,6 +152,8 @@ class Receipt(AppendOnlyModel):
         "after_revision",
         "before_content_hash",
         "after_content_hash",
+        "before_memory_hash",
+        "after_memory_hash",
         "action_digest",
         "evidence",
         "decision_ids",
@@ -149,6 +164,8 @@ class Receipt(AppendOnlyModel):
         "prev_hash",
     )
     UUID_COLUMNS = frozenset({"id", "tenant_id", "proposal_id", "outbox_entry_id", "memory_id"})
+    # Added by migration 0006: left out of the body while empty, so older receipts keep their hashes.
+    OPTIONAL_COLUMNS = ("before_memory_hash", "after_memory_hash")
 
     def body(self) -> dict:
         """Return every recorded column except ``hash``, as JSON."""
@@ -167,6 +184,9 @@ class Receipt(AppendOnlyModel):
             for column in cls.BODY_COLUMNS
         }
         body["created_at"] = row["created_at"].isoformat()
+        for column in cls.OPTIONAL_COLUMNS:
+            if not body[column]:
+                del body[column]
         return body
 
     def compute_hash(self) -> str:

@@ -36,6 +36,8 @@ def test_an_intact_chain_verifies(chain, capsys):
         ("memory_id", "00000000-0000-4000-8000-000000000000"),
         ("after_revision", 9),
         ("after_content_hash", "f" * 64),
+        ("after_memory_hash", "e" * 64),
+        ("before_memory_hash", "e" * 64),
         ("action_digest", "a" * 64),
         ("policy_fingerprint", "b" * 64),
         ("decision_ids", '["forged"]'),
