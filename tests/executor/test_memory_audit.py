@@ -12,7 +12,14 @@ from executor.models import Receipt, ReceiptChain
 from memory_core import mutations
 from memory_core.models import Memory, MemoryEvidence
 from proposals.models import Proposal
-from tests.factories import apply_released, make_evidence, owner_context, submit
+from tests.factories import (
+    apply_released,
+    create_payload,
+    make_evidence,
+    owner_context,
+    submit,
+    user_preference,
+)
 from tests.lifecycle.test_lifecycle_verbs import drive
 
 
@@ -100,9 +107,22 @@ def test_a_memory_written_without_a_receipt_is_named(agent, applied_memory):
     _broken(f"memory {rogue.id} revision 1 has no applied receipt")
 
 
-def test_a_memory_changed_in_sql_is_named(applied_memory):
-    _sql("UPDATE memory_core_memory SET confidence = 0.01 WHERE id = %s", [_pk(applied_memory.id)])
-    _broken(f"memory {applied_memory.id} content differs")
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("confidence", 0.01),
+        ("content", '{"statement": "Alice prefers no summaries"}'),
+        ("state", "revoked"),
+        ("sensitivity", "public"),
+        ("expires_at", "2099-01-01 00:00:00"),
+        ("tenant_id", None),  # moved to another tenant
+    ],
+)
+def test_a_memory_changed_in_sql_is_named(applied_memory, other_agent, column, value):
+    if column == "tenant_id":
+        value = _pk(other_agent.tenant.id)
+    _sql(f"UPDATE memory_core_memory SET {column} = %s WHERE id = %s", [value, _pk(applied_memory.id)])
+    _broken(f"memory {applied_memory.id} (content differs|revision 1 has no applied receipt)")
 
 
 def test_a_deleted_memory_row_is_named(revised):
@@ -269,6 +289,22 @@ def test_a_chain_written_before_memory_hashes_still_verifies_and_checks_content(
     call_command("verify_receipts")
     _sql("UPDATE memory_core_memory SET confidence = 0.01 WHERE id = %s", [_pk(revised.id)])
     _broken(f"memory {revised.id} content differs")
+
+
+def test_a_revision_hashes_the_same_from_its_instance_and_from_either_database(agent):
+    """The executor hashes rows read back, the bench seeder hashes instances, the audit hashes rows."""
+    from executor.records import MEMORY_COLUMNS, memory_hash, stored_columns
+
+    memory = user_preference(valid_from="2026-01-01T00:00:00+02:00", valid_to="2027-01-01T00:00:00.5Z")
+    proposal = submit(agent.agent, create_payload(memory, [make_evidence(agent.agent)]))
+    receipt = apply_released(proposal)
+    instance = Memory.objects.get(pk=proposal.target_memory_id)
+    links = [(link.evidence_revision_id, link.content_hash) for link in instance.evidence_links.all()]
+    stored = Memory.history.filter(id=instance.id).values_list(*stored_columns()).get()
+    from_instance = memory_hash([getattr(instance, column) for column in MEMORY_COLUMNS], links)
+    assert memory_hash(stored, links) == from_instance == receipt.after_memory_hash
+    assert links and stored[MEMORY_COLUMNS.index("valid_from")] == 1767218400 * 10**6
+    call_command("verify_receipts")
 
 
 def test_auditor_can_verify_chains_from_the_admin(admin_client, applied_memory):

@@ -92,7 +92,7 @@ def test_database_refuses_updates_to_receipts(chain):
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("tampered", [None, 0, 4, 7, "memory"])
+@pytest.mark.parametrize("tampered", [None, 0, 4, 7, "memory", "history", "link"])
 def test_parallel_verification_agrees_with_the_sequential_one(
     agent, applied_memory_factory, monkeypatch, tampered
 ):
@@ -102,9 +102,13 @@ def test_parallel_verification_agrees_with_the_sequential_one(
     for _ in range(8):
         applied_memory_factory(agent)
     receipts = list(Receipt.objects.order_by("seq"))
-    if tampered == "memory":  # every id range must be checked: change the memory with the highest id
-        memory_id = max(receipt.memory_id for receipt in receipts)
+    memory_id = max(receipt.memory_id for receipt in receipts)  # every id range must be checked
+    if tampered == "memory":
         _tamper("UPDATE memory_core_memory SET confidence = 0.01 WHERE id = %s", [memory_id])
+    elif tampered == "history":
+        _tamper("UPDATE memory_core_historicalmemory SET created_at = now() WHERE id = %s", [memory_id])
+    elif tampered == "link":
+        _tamper("DELETE FROM memory_core_memoryevidence WHERE memory_id = %s", [memory_id])
     elif tampered is not None:
         _tamper("UPDATE executor_receipt SET reason = 'forged' WHERE id = %s", [receipts[tampered].id])
     sequential = verification.verify_tenant(agent.tenant.id, processes=1)
@@ -114,6 +118,8 @@ def test_parallel_verification_agrees_with_the_sequential_one(
     assert parallel.ok is (tampered is None)
     if tampered == "memory":
         assert f"memory {memory_id} content differs" in parallel.problems[0]
+    elif tampered in ("history", "link"):
+        assert f"memory {memory_id} revision 1 differs" in parallel.problems[0]
     elif tampered is not None:
         assert str(receipts[tampered].id) in parallel.problems[0]
 
