@@ -18,8 +18,9 @@ Receipts, history rows, links and memory rows are read as four streams in
 memory id order and merged here; the two comparisons that need no hash
 (memory row against history row, link against evidence) are anti-joins that
 return only what differs. No query per memory, so a big tenant is checked
-in parallel id ranges. Ids are read as text in the database's own spelling
-(no UUID parsing), which sorts as the ids do.
+in parallel id ranges; each range reads from one snapshot, so what the
+executor commits meanwhile never looks orphaned. Ids are read as text in the
+database's own spelling (no UUID parsing), which sorts as the ids do.
 
 Receipts written before migration 0006 bind content only: a memory still at
 a revision such a receipt wrote has that revision's content hash checked.

@@ -3,8 +3,8 @@
 A big tenant is verified on every core: the chain is cut into seq ranges
 (each checked from the stored hash just before it, which the previous
 range verifies) and the memories into id ranges, and the pieces (with the
-evidence check) run in forked processes. Inside a transaction (tests, an import) or for a small
-tenant everything runs here, in order.
+evidence check) run in forked processes. Inside a transaction (tests, an
+import) or for a small tenant everything runs here, in order.
 """
 
 import multiprocessing
