@@ -21,6 +21,7 @@ from evidence.models import EvidenceRevision
 from executor.authority import Authority, release_authorities
 from executor.chain import append_receipts
 from executor.models import OutboxEntry, Receipt
+from executor.records import bind_memory_rows
 from memory_core.lifecycle import InvalidTransition, next_state
 from memory_core.models import Memory
 from memory_core.mutations import (
@@ -93,6 +94,7 @@ def apply_batch(entry_ids: list[Any], executor: dict[str, Any]) -> tuple[list[Re
         _apply_one(entry, proposal, memory, evidence[proposal.pk], authorities[proposal.pk], executor, writes)
     create_memories(writes.created)
     record_executions(writes.executed)
+    bind_memory_rows(writes.receipts)
     receipts = append_receipts(writes.receipts)
     OutboxEntry.objects.filter(pk__in=[row["outbox_entry"].pk for row in writes.receipts]).update(
         status=OutboxEntry.Status.DONE, lease_expires_at=None, updated_at=timezone.now()

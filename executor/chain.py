@@ -9,7 +9,7 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from core.canonical import digest
-from executor.models import Receipt, ReceiptChain
+from executor.models import Receipt, ReceiptChain, uuid_text
 
 
 def append_receipt(*, tenant_id: Any, **fields: Any) -> Receipt:
@@ -77,7 +77,7 @@ def verify_chain_range(tenant_id: Any, first: int, last: int) -> tuple[int, Chai
         elif digest(Receipt.body_of(row)) != row["hash"]:
             problem = "hash does not match the receipt's contents (a column was changed)"
         if problem:
-            return count, ChainBreak(str(tenant_id), row["seq"], str(row["id"]), problem)
+            return count, ChainBreak(str(tenant_id), row["seq"], uuid_text(row["id"]), problem)
         expected_prev, expected_seq, count = row["hash"], row["seq"] + 1, count + 1
     if expected_seq <= last:  # receipts stop before the range's end
         return count, ChainBreak(
@@ -104,6 +104,7 @@ def _receipt_rows(tenant_id: Any, first: int, last: int) -> Iterator[dict]:
 
     Ids come as text from the database: the hash covers their text anyway,
     and parsing a million UUIDs only to print them again is a third of the work.
+    SQLite spells them without dashes; ``Receipt.body_of`` puts the dashes back.
     """
     as_text = {f"{column}_text": Cast(column, TextField()) for column in Receipt.UUID_COLUMNS}
     columns = [f"{c}_text" if c in Receipt.UUID_COLUMNS else c for c in (*Receipt.BODY_COLUMNS, "hash")]

@@ -20,10 +20,22 @@ from core.canonical import canonical_json
 from core.errors import DomainError
 from executor.models import Receipt, ReceiptChain
 
+_FIELDS = frozenset({"tenant_id", "tenant", "seq", "head_hash", "signed_at", "signature"})
+
 
 class CheckpointKeyMissing(DomainError):
     code = "checkpoint_key_missing"
     title = "Set CUSTODIAN_CHECKPOINT_KEY (base64 of a 32-byte Ed25519 private key)"
+
+
+class CheckpointKeyInvalid(DomainError):
+    code = "checkpoint_key_invalid"
+    title = "The checkpoint key is not base64 of a 32-byte Ed25519 key"
+
+
+class CheckpointFileInvalid(DomainError):
+    code = "checkpoint_file_invalid"
+    title = "Not a checkpoint file written by checkpoint_receipts"
 
 
 @dataclass(frozen=True)
@@ -39,14 +51,26 @@ def private_key() -> Ed25519PrivateKey:
     raw = settings.CUSTODIAN_CHECKPOINT_KEY
     if not raw:
         raise CheckpointKeyMissing()
-    return Ed25519PrivateKey.from_private_bytes(base64.b64decode(raw))
+    return _load(Ed25519PrivateKey.from_private_bytes, raw, "CUSTODIAN_CHECKPOINT_KEY")
 
 
 def public_key() -> Ed25519PublicKey:
     raw = settings.CUSTODIAN_CHECKPOINT_PUBLIC_KEY
     if raw:
-        return Ed25519PublicKey.from_public_bytes(base64.b64decode(raw))
-    return private_key().public_key()
+        return _load(Ed25519PublicKey.from_public_bytes, raw, "CUSTODIAN_CHECKPOINT_PUBLIC_KEY")
+    try:
+        return private_key().public_key()
+    except CheckpointKeyMissing:
+        raise CheckpointKeyMissing(
+            "Set CUSTODIAN_CHECKPOINT_PUBLIC_KEY (or CUSTODIAN_CHECKPOINT_KEY) to verify checkpoints"
+        ) from None
+
+
+def _load(load, raw: str, setting: str):
+    try:
+        return load(base64.b64decode(raw, validate=True))
+    except ValueError:  # bad base64 (binascii.Error) or a key of the wrong length
+        raise CheckpointKeyInvalid(f"{setting} is not base64 of a 32-byte Ed25519 key") from None
 
 
 def sign_checkpoints() -> list[dict]:
@@ -66,12 +90,12 @@ def sign_checkpoints() -> list[dict]:
     return checkpoints
 
 
-def verify_checkpoint(checkpoint: dict) -> CheckpointProblem | None:
+def verify_checkpoint(checkpoint: dict, key: Ed25519PublicKey | None = None) -> CheckpointProblem | None:
     """Check the signature, then that the chain in the database still extends the signed head."""
-    body = {name: checkpoint[name] for name in ("tenant_id", "tenant", "seq", "head_hash", "signed_at")}
+    body = {name: checkpoint[name] for name in _FIELDS - {"signature"}}
     tenant_id = body["tenant_id"]
     try:
-        public_key().verify(base64.b64decode(checkpoint["signature"]), canonical_json(body))
+        (key or public_key()).verify(base64.b64decode(checkpoint["signature"]), canonical_json(body))
     except (InvalidSignature, ValueError):
         return CheckpointProblem(tenant_id, "checkpoint signature is invalid (the file was altered)")
     if body["seq"] == 0:
@@ -87,5 +111,15 @@ def verify_checkpoint(checkpoint: dict) -> CheckpointProblem | None:
 
 
 def read_checkpoints(path) -> list[dict]:
-    with open(path, encoding="utf-8") as lines:
-        return [json.loads(line) for line in lines if line.strip()]
+    """Return the signed checkpoints in a file; raise :class:`CheckpointFileInvalid` for anything else."""
+    try:
+        with open(path, encoding="utf-8") as lines:
+            checkpoints = [json.loads(line) for line in lines if line.strip()]
+    except OSError as exc:
+        raise CheckpointFileInvalid(f"Cannot read checkpoint file {path}: {exc.strerror}") from None
+    except ValueError:  # not JSON, or not UTF-8
+        raise CheckpointFileInvalid(f"{path} is not a checkpoint file (JSON Lines)") from None
+    for checkpoint in checkpoints:
+        if not isinstance(checkpoint, dict) or not checkpoint.keys() >= _FIELDS:
+            raise CheckpointFileInvalid(f"{path} holds a line that is not a signed checkpoint")
+    return checkpoints

@@ -69,6 +69,9 @@ class Receipt(AppendOnlyModel):
     ``hash`` is the SHA-256 of the canonical JSON of :meth:`body`, which
     includes ``prev_hash``; ``verify_receipts`` recomputes the chain.
     A database trigger (PostgreSQL) refuses UPDATE and DELETE as well.
+    A receipt that wrote a memory revision also binds the rows it left
+    (``after_memory_hash``, ``before_memory_hash``: see ``executor.records``),
+    so the chain covers memories, their history and evidence links too.
     """
 
     class Outcome(models.TextChoices):
@@ -96,6 +99,16 @@ class Receipt(AppendOnlyModel):
     after_revision = models.PositiveIntegerField(null=True)
     before_content_hash = models.CharField(max_length=64, blank=True)
     after_content_hash = models.CharField(max_length=64, blank=True)
+    before_memory_hash = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="Revision before_revision as history keeps it after this receipt, with its evidence links",
+    )
+    after_memory_hash = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="The revision this receipt wrote, as stored, with its evidence links",
+    )
     action_digest = models.CharField(max_length=64)
     evidence = models.JSONField(default=list)
     decision_ids = models.JSONField(default=list)
@@ -140,6 +153,8 @@ class Receipt(AppendOnlyModel):
         "after_revision",
         "before_content_hash",
         "after_content_hash",
+        "before_memory_hash",
+        "after_memory_hash",
         "action_digest",
         "evidence",
         "decision_ids",
@@ -150,6 +165,8 @@ class Receipt(AppendOnlyModel):
         "prev_hash",
     )
     UUID_COLUMNS = frozenset({"id", "tenant_id", "proposal_id", "outbox_entry_id", "memory_id"})
+    # Added by migration 0006: left out of the body while empty, so older receipts keep their hashes.
+    OPTIONAL_COLUMNS = ("before_memory_hash", "after_memory_hash")
 
     def body(self) -> dict:
         """Return every recorded column except ``hash``, as JSON."""
@@ -160,17 +177,33 @@ class Receipt(AppendOnlyModel):
         """Return the JSON body of a receipt given as a row of :attr:`BODY_COLUMNS` values.
 
         ``verify_receipts`` hashes rows straight from ``values_list``,
-        without building a model instance for each.
+        without building a model instance for each; ids may come as UUIDs
+        or as text in either database's spelling.
         """
         body = {
-            column: str(row[column]) if column in cls.UUID_COLUMNS else row[column]
+            column: uuid_text(row[column]) if column in cls.UUID_COLUMNS else row[column]
             for column in cls.BODY_COLUMNS
         }
         body["created_at"] = row["created_at"].isoformat()
+        for column in cls.OPTIONAL_COLUMNS:
+            if not body[column]:
+                del body[column]
         return body
 
     def compute_hash(self) -> str:
         return digest(self.body())
+
+
+def uuid_text(value: uuid.UUID | str) -> str:
+    """Return an id in its canonical text (lower-case, dashed), however the database gave it.
+
+    PostgreSQL casts a uuid to dashed text; SQLite stores 32 hex digits.
+    """
+    if isinstance(value, str):
+        if len(value) == 32:
+            value = f"{value[:8]}-{value[8:12]}-{value[12:16]}-{value[16:20]}-{value[20:]}"
+        return value.lower()
+    return str(value)
 
 
 class ReceiptChain(models.Model):

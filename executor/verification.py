@@ -1,10 +1,10 @@
-"""Verify a tenant: its receipt chain, and that its memories changed only through receipts.
+"""Verify a tenant: its receipt chain, that its memories changed only through receipts, and its evidence.
 
 A big tenant is verified on every core: the chain is cut into seq ranges
 (each checked from the stored hash just before it, which the previous
-range verifies) and the memories into id ranges, and the pieces run in
-forked processes. Inside a transaction (tests, an import) or for a small
-tenant everything runs here, in order.
+range verifies) and the memories into id ranges, and the pieces (with the
+evidence check) run in forked processes. Inside a transaction (tests, an
+import) or for a small tenant everything runs here, in order.
 """
 
 import multiprocessing
@@ -16,7 +16,7 @@ from typing import Any
 
 from django.db import connection, connections
 
-from executor.audit import memory_problems
+from executor.audit import evidence_problems, memory_problems
 from executor.chain import head_problem, verify_chain_range
 from executor.models import ReceiptChain
 
@@ -46,6 +46,7 @@ def verify_tenant(tenant_id: Any, *, processes: int | None = None) -> Verificati
         (verify_chain_range, (tenant_id, first, end), {}) for first, end in _seq_ranges(last, parts)
     ]
     memory_jobs = [(memory_problems, (tenant_id,), {"ids": ids}) for ids in _id_ranges(parts)]
+    memory_jobs.append((evidence_problems, (tenant_id,), {}))
     results = _run([*chain_jobs, *memory_jobs], parts)
     count = 0
     for verified, chain_break in results[: len(chain_jobs)]:

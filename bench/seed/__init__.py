@@ -5,9 +5,10 @@ memories a second; a benchmark needs a million. Here every row is still a
 model instance with the values the real code would give it: the verdict
 comes from the real policy engine (``freeze_and_classify`` once per kind of
 proposal), memories come from the executor's own ``new_memory``, and the
-four digests per memory are the models' own (the request body's
-``digest``, ``compute_action_digest``, ``content_hash``, ``compute_hash``),
-each computed once. Values they cover are plain strings, not TextChoices
+five digests per memory are the models' own (the request body's
+``digest``, ``compute_action_digest``, ``content_hash``, the executor's
+``memory_hash`` of the revision and its links, ``compute_hash``), each
+computed once. Values they cover are plain strings, not TextChoices
 members, so ``core.canonical`` takes its fast path. Only the writing
 differs: batches of instances go to PostgreSQL with COPY, one transaction
 per batch, on a second thread while the next batch is built; each batch

@@ -17,6 +17,7 @@ from bench.seed.writer import Progress, _chain_receipts, _lock_chain, _Writer
 from bench.textgen import TextGenerator
 from evidence.models import EvidenceRevision
 from executor.models import OutboxEntry, Receipt
+from executor.records import MEMORY_COLUMNS, memory_hash
 from memory_core.models import Memory, MemoryEvidence
 from memory_core.mutations import new_memory
 from proposals.models import Proposal, ProposalEvidence
@@ -185,6 +186,10 @@ def _applied_rows(world: _World, chunk: range, *, first_at: datetime, step: time
             after_revision=1,
             before_content_hash="",
             after_content_hash=memory.content_hash,
+            after_memory_hash=memory_hash(
+                [memory.__dict__[column] for column in MEMORY_COLUMNS],
+                [(revision.pk, revision.content_hash) for revision in frozen.revisions],
+            ),
             action_digest=entry.action_digest,
             evidence=proposal.evidence,
             decision_ids=[str(decision.pk) for decision in decisions] if decisions else _NONE,

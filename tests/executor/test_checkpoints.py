@@ -125,3 +125,60 @@ def test_checkpointing_needs_a_key(db, settings, tmp_path):
     with pytest.raises(CommandError, match="CUSTODIAN_CHECKPOINT_KEY"):
         call_command("checkpoint_receipts", output=str(tmp_path / "x.jsonl"))
     assert ReceiptChain.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("private", "public", "named"),
+    [
+        ("", "", "CUSTODIAN_CHECKPOINT_KEY"),
+        ("not base64 at all!", "", "CUSTODIAN_CHECKPOINT_KEY"),
+        (base64.b64encode(b"too short").decode(), "", "CUSTODIAN_CHECKPOINT_KEY"),
+        ("", "bm9wZQ==", "CUSTODIAN_CHECKPOINT_PUBLIC_KEY"),
+    ],
+)
+def test_verifying_a_checkpoint_without_a_usable_key_is_a_clear_error(
+    checkpoint, settings, private, public, named
+):
+    settings.CUSTODIAN_CHECKPOINT_KEY, settings.CUSTODIAN_CHECKPOINT_PUBLIC_KEY = private, public
+    with pytest.raises(CommandError, match=named):
+        call_command("verify_receipts", checkpoint=str(checkpoint))
+
+
+def test_signing_with_a_malformed_key_is_a_clear_error(db, settings, tmp_path):
+    settings.CUSTODIAN_CHECKPOINT_KEY = "bm9wZQ=="
+    with pytest.raises(CommandError, match="CUSTODIAN_CHECKPOINT_KEY"):
+        call_command("checkpoint_receipts", output=str(tmp_path / "x.jsonl"))
+
+
+@pytest.mark.parametrize("content", [None, "not json\n", '{"tenant": "x"}\n'])
+def test_an_unreadable_checkpoint_file_is_a_clear_error(db, signing_key, tmp_path, content):
+    path = tmp_path / "checkpoints.jsonl"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(CommandError, match="checkpoint"):
+        call_command("verify_receipts", checkpoint=str(path))
+
+
+def test_the_command_exits_non_zero_without_a_traceback_when_the_key_is_missing(tmp_path):
+    """What an operator sees: one line naming the setting, exit status 1."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = tmp_path / "checkpoints.jsonl"
+    path.write_text(
+        '{"tenant_id": "x", "tenant": "x", "seq": 0, "head_hash": "0", "signed_at": "", "signature": ""}\n'
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUSTODIAN_CHECKPOINT")}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "verify_receipts", "--checkpoint", str(path)],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert "CUSTODIAN_CHECKPOINT_KEY" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -1,18 +1,93 @@
-"""verify_receipts also proves that every memory revision came through a receipt."""
+"""verify_receipts also proves that every memory row, history row and evidence link came through a receipt."""
 
+import psycopg
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
-from executor.models import ReceiptChain
+from evidence.models import EvidenceRevision
+from evidence.services import add_evidence_revision, invalidate_evidence_revision
+from executor.models import Receipt, ReceiptChain
 from memory_core import mutations
-from memory_core.models import Memory
+from memory_core.models import Memory, MemoryEvidence
+from proposals.models import Proposal
+from tests.factories import (
+    apply_released,
+    create_payload,
+    make_evidence,
+    owner_context,
+    submit,
+    user_preference,
+)
+from tests.lifecycle.test_lifecycle_verbs import drive
+
+
+def _pk(value):
+    return value.hex if connection.vendor == "sqlite" else value
+
+
+def _sql(statement: str, params=()) -> None:
+    """Change rows behind the executor's back, as anyone with write access to the tables could."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(statement, params)
+
+
+def _add_link(memory: Memory, revision: int, evidence: EvidenceRevision) -> None:
+    _sql(
+        "INSERT INTO memory_core_memoryevidence (tenant_id, memory_id, memory_revision, "
+        "evidence_revision_id, content_hash) VALUES (%s, %s, %s, %s, %s)",
+        [_pk(memory.tenant_id), _pk(memory.id), revision, _pk(evidence.id), evidence.content_hash],
+    )
+
+
+def _broken(match: str) -> str:
+    with pytest.raises(CommandError, match=match) as error:
+        call_command("verify_receipts")
+    return str(error.value)
+
+
+@pytest.fixture
+def revised(agent, applied_memory):
+    """A memory at revision 4 with every kind of write behind it.
+
+    Created on evidence A (1); content updated on evidence B, which closes
+    revision 1's validity window in history (2); B invalidated, so a fence
+    receipt records the fence without a new revision; B corrected, so an
+    automatic revalidation rebinds it to B's revision 2 (3); then expired (4).
+    """
+    evidence = make_evidence(agent.agent)
+    update = submit(
+        agent.agent,
+        {
+            "action": "update",
+            "memory_id": str(applied_memory.id),
+            "base_revision": 1,
+            "changes": {"content": {"statement": "Alice prefers daily summaries now"}},
+            "evidence": [evidence.binding()],
+            "policy_context": owner_context(),
+        },
+    )
+    assert apply_released(update).outcome == "applied"
+    invalidate_evidence_revision(revision=evidence, reason="wrong universe")
+    assert apply_released(Proposal.objects.get(action="fence")).outcome == "applied"
+    add_evidence_revision(source=evidence.source, agent=agent.agent, content={"fixed": True})
+    assert apply_released(Proposal.objects.get(action="revalidate")).outcome == "applied"
+    assert drive(agent, applied_memory, "expire", []).outcome == "applied"
+    applied_memory.refresh_from_db()
+    assert applied_memory.revision == 4
+    assert Memory.history.get(id=applied_memory.id, revision=1).valid_to is not None
+    return applied_memory
 
 
 def test_memories_written_through_the_executor_verify(applied_memory, capsys):
     call_command("verify_receipts")
     assert "1 receipts verified, memories match" in capsys.readouterr().out
+
+
+def test_every_kind_of_executor_write_verifies(revised, capsys):
+    call_command("verify_receipts")
+    assert "memories match" in capsys.readouterr().out
 
 
 def test_a_memory_written_without_a_receipt_is_named(agent, applied_memory):
@@ -29,18 +104,207 @@ def test_a_memory_written_without_a_receipt_is_named(agent, applied_memory):
         now=timezone.now(),
         change_reason="rogue",
     )
-    with pytest.raises(CommandError, match=f"memory {rogue.id} revision 1 has no applied receipt"):
-        call_command("verify_receipts")
+    _broken(f"memory {rogue.id} revision 1 has no applied receipt")
 
 
-def test_a_memory_changed_in_sql_is_named(applied_memory):
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE memory_core_memory SET confidence = 0.01 WHERE id = %s",
-            [applied_memory.id.hex if connection.vendor == "sqlite" else applied_memory.id],
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("confidence", 0.01),
+        ("content", '{"statement": "Alice prefers no summaries"}'),
+        ("state", "revoked"),
+        ("sensitivity", "public"),
+        ("expires_at", "2099-01-01 00:00:00"),
+        ("tenant_id", None),  # moved to another tenant
+    ],
+)
+def test_a_memory_changed_in_sql_is_named(applied_memory, other_agent, column, value):
+    if column == "tenant_id":
+        value = _pk(other_agent.tenant.id)
+    _sql(f"UPDATE memory_core_memory SET {column} = %s WHERE id = %s", [value, _pk(applied_memory.id)])
+    _broken(f"memory {applied_memory.id} (content differs|revision 1 has no applied receipt)")
+
+
+def test_a_deleted_memory_row_is_named(revised):
+    _sql("DELETE FROM memory_core_memoryevidence WHERE memory_id = %s", [_pk(revised.id)])
+    _sql("DELETE FROM memory_core_memory WHERE id = %s", [_pk(revised.id)])
+    _broken(f"memory {revised.id} is missing")
+
+
+def test_a_memory_deleted_with_all_its_history_and_links_is_named(revised):
+    for table, column in [
+        ("memory_core_memoryevidence", "memory_id"),
+        ("memory_core_memory", "id"),
+        ("memory_core_historicalmemory", "id"),
+    ]:
+        _sql(f"DELETE FROM {table} WHERE {column} = %s", [_pk(revised.id)])
+    _broken(f"memory {revised.id} is missing")
+
+
+@pytest.mark.parametrize(
+    "tables", [["memory_core_memory"], ["memory_core_memory", "memory_core_historicalmemory"]]
+)
+@pytest.mark.parametrize("step", [1, -1])
+def test_a_changed_revision_number_is_named(revised, tables, step):
+    for table in tables:
+        _sql(
+            f"UPDATE {table} SET revision = revision + %s WHERE id = %s AND revision = 4",
+            [step, _pk(revised.id)],
         )
-    with pytest.raises(CommandError, match=f"memory {applied_memory.id} content differs"):
-        call_command("verify_receipts")
+    _broken(f"memory {revised.id}")
+
+
+@pytest.mark.parametrize("table", ["memory_core_memory", "memory_core_historicalmemory"])
+@pytest.mark.parametrize("column", ["created_at", "updated_at"])
+def test_edited_timestamps_are_named(revised, table, column):
+    _sql(
+        f"UPDATE {table} SET {column} = %s WHERE id = %s AND revision = 4",
+        [
+            "2020-01-01 00:00:00+00:00" if connection.vendor == "postgresql" else "2020-01-01 00:00:00",
+            _pk(revised.id),
+        ],
+    )
+    _broken(f"memory {revised.id}")
+
+
+@pytest.mark.parametrize("revision", [1, 2, 3, 4])
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("confidence", 0.01),
+        ("state_reason", "forged"),
+        ("valid_to", None),  # reopens a superseded revision's window for recall valid_at
+        ("subject_id", "someone-else"),
+    ],
+)
+def test_an_edited_history_row_is_named(revised, revision, column, value):
+    if column == "valid_to" and revision != 1:
+        value = "2099-01-01 00:00:00"
+    _sql(
+        f"UPDATE memory_core_historicalmemory SET {column} = %s WHERE id = %s AND revision = %s",
+        [value, _pk(revised.id), revision],
+    )
+    _broken(f"memory {revised.id} revision {revision} differs")
+
+
+@pytest.mark.parametrize("revision", [1, 2, 3, 4])
+def test_a_deleted_history_row_is_named(revised, revision):
+    _sql(
+        "DELETE FROM memory_core_historicalmemory WHERE id = %s AND revision = %s",
+        [_pk(revised.id), revision],
+    )
+    _broken(f"memory {revised.id} revision {revision} is missing from history")
+
+
+def test_a_memory_rolled_back_to_an_earlier_revision_is_named(revised):
+    """Memory row and history put back to revision 3, as if the expiry never happened."""
+    _sql("DELETE FROM memory_core_historicalmemory WHERE id = %s AND revision = 4", [_pk(revised.id)])
+    _sql(
+        "UPDATE memory_core_memory SET revision = 3, state = 'active', state_reason = '' WHERE id = %s",
+        [_pk(revised.id)],
+    )
+    _broken(f"memory {revised.id}")
+
+
+@pytest.mark.parametrize("revision", [1, 2, 3])
+def test_a_deleted_evidence_link_is_named(revised, revision):
+    _sql(
+        "DELETE FROM memory_core_memoryevidence WHERE memory_id = %s AND memory_revision = %s",
+        [_pk(revised.id), revision],
+    )
+    _broken(f"memory {revised.id} revision {revision} differs")
+
+
+def test_an_evidence_link_added_to_a_revision_is_named(agent, revised):
+    other = make_evidence(agent.agent)
+    _add_link(revised, 4, other)
+    _broken(f"memory {revised.id} revision 4 differs")
+
+
+def test_an_evidence_link_to_a_revision_that_never_existed_is_named(agent, revised):
+    other = make_evidence(agent.agent)
+    _add_link(revised, 9, other)
+    _broken(f"evidence link .* of memory {revised.id} revision 9")
+
+
+def test_an_evidence_link_moved_to_other_evidence_is_named(agent, revised):
+    other = make_evidence(agent.agent)
+    _sql(
+        "UPDATE memory_core_memoryevidence SET evidence_revision_id = %s, content_hash = %s "
+        "WHERE memory_id = %s AND memory_revision = 1",
+        [_pk(other.id), other.content_hash, _pk(revised.id)],
+    )
+    _broken(f"memory {revised.id} revision 1 differs")
+
+
+def test_edited_evidence_content_is_named(agent, revised):
+    cited = MemoryEvidence.objects.filter(memory=revised, memory_revision=1).get().evidence_revision
+    _sql(
+        "UPDATE evidence_evidencerevision SET content = %s WHERE id = %s",
+        ['{"ic_mean": 0.5}', _pk(cited.id)],
+    )
+    _broken(f"evidence {cited.source_id}@{cited.revision} content does not match its hash")
+
+
+def test_evidence_content_and_hash_edited_together_are_named(agent, revised):
+    from core.canonical import digest
+
+    cited = MemoryEvidence.objects.filter(memory=revised, memory_revision=1).get().evidence_revision
+    forged = {"ic_mean": 0.5}
+    _sql(
+        "UPDATE evidence_evidencerevision SET content = %s, content_hash = %s WHERE id = %s",
+        ['{"ic_mean": 0.5}', digest(forged), _pk(cited.id)],
+    )
+    _broken(f"memory {revised.id} revision 1: evidence {cited.source_id}@{cited.revision} no longer has")
+
+
+def test_a_purged_memory_brought_back_is_named(agent, applied_memory):
+    from tests.factories import make_person
+
+    reviewers = [make_person("p1", agent.tenant), make_person("p2", agent.tenant)]
+    rows = list(Memory.objects.filter(pk=applied_memory.pk).values())
+    drive(agent, applied_memory, "delete", [])
+    assert drive(agent, applied_memory, "purge", reviewers).outcome == "applied"
+    call_command("verify_receipts")
+    Memory.objects.bulk_create([Memory(**row) for row in rows])  # no history, no receipt
+    _broken(f"memory {applied_memory.id} exists though receipt .* purged it")
+
+
+def test_a_chain_written_before_memory_hashes_still_verifies_and_checks_content(agent, revised):
+    """Receipts from before migration 0006 bind content only; verification keeps checking that."""
+    previous = Receipt.GENESIS_HASH
+    for receipt in Receipt.objects.order_by("seq"):
+        receipt.before_memory_hash = receipt.after_memory_hash = ""
+        receipt.prev_hash = previous
+        receipt.hash = previous = receipt.compute_hash()
+        with transaction.atomic(), connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                cursor.execute("SET LOCAL session_replication_role = replica")
+            cursor.execute(
+                "UPDATE executor_receipt SET before_memory_hash = '', after_memory_hash = '', "
+                "prev_hash = %s, hash = %s WHERE id = %s",
+                [receipt.prev_hash, receipt.hash, _pk(receipt.id)],
+            )
+    ReceiptChain.objects.update(head_hash=previous)
+    call_command("verify_receipts")
+    _sql("UPDATE memory_core_memory SET confidence = 0.01 WHERE id = %s", [_pk(revised.id)])
+    _broken(f"memory {revised.id} content differs")
+
+
+def test_a_revision_hashes_the_same_from_its_instance_and_from_either_database(agent):
+    """The executor hashes rows read back, the bench seeder hashes instances, the audit hashes rows."""
+    from executor.records import MEMORY_COLUMNS, memory_hash, stored_columns
+
+    memory = user_preference(valid_from="2026-01-01T00:00:00+02:00", valid_to="2027-01-01T00:00:00.5Z")
+    proposal = submit(agent.agent, create_payload(memory, [make_evidence(agent.agent)]))
+    receipt = apply_released(proposal)
+    instance = Memory.objects.get(pk=proposal.target_memory_id)
+    links = [(link.evidence_revision_id, link.content_hash) for link in instance.evidence_links.all()]
+    stored = Memory.history.filter(id=instance.id).values_list(*stored_columns()).get()
+    from_instance = memory_hash([getattr(instance, column) for column in MEMORY_COLUMNS], links)
+    assert memory_hash(stored, links) == from_instance == receipt.after_memory_hash
+    assert links and stored[MEMORY_COLUMNS.index("valid_from")] == 1767218400 * 10**6
+    call_command("verify_receipts")
 
 
 def test_auditor_can_verify_chains_from_the_admin(admin_client, applied_memory):
@@ -52,3 +316,64 @@ def test_auditor_can_verify_chains_from_the_admin(admin_client, applied_memory):
     )
     assert "1 receipts verified" in response.content.decode()
     assert Memory.objects.count() == 1
+
+
+def _connect(role: str) -> psycopg.Connection:
+    settings = connection.settings_dict
+    return psycopg.connect(
+        host=settings["HOST"] or "127.0.0.1",
+        port=settings["PORT"] or 5432,
+        dbname=settings["NAME"],
+        user=role,
+        autocommit=True,
+    )
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("role", "statements", "named"),
+    [
+        (
+            "custodian_executor",
+            [
+                "DELETE FROM memory_core_memoryevidence WHERE memory_id = %(memory)s",
+                "DELETE FROM memory_core_memory WHERE id = %(memory)s",
+            ],
+            "memory {memory} is missing",
+        ),
+        (
+            "custodian_executor",
+            ["UPDATE memory_core_memory SET revision = revision + 1 WHERE id = %(memory)s"],
+            "memory {memory}",
+        ),
+        (
+            "custodian_executor",
+            ["UPDATE memory_core_historicalmemory SET created_at = now() WHERE id = %(memory)s"],
+            "memory {memory} revision 1 differs",
+        ),
+        (
+            "custodian_executor",
+            ["DELETE FROM memory_core_historicalmemory WHERE id = %(memory)s AND revision = 1"],
+            "memory {memory} revision 1 is missing from history",
+        ),
+        (
+            "custodian_executor",
+            ["DELETE FROM memory_core_memoryevidence WHERE memory_id = %(memory)s"],
+            "memory {memory} revision 1 differs",
+        ),
+        (
+            "custodian_web",
+            ["UPDATE evidence_evidencerevision SET content = '{\"ic_mean\": 0.9}'"],
+            "content does not match its hash",
+        ),
+    ],
+)
+def test_direct_edits_through_the_database_roles_are_caught(applied_memory, role, statements, named):
+    """The executor role may write memory tables and the web role evidence: neither can hide an edit."""
+    call_command("setup_db_roles", verbosity=0)
+    with _connect(role) as conn:
+        for statement in statements:
+            conn.execute(statement, {"memory": applied_memory.id})
+    _broken(named.format(memory=applied_memory.id))
+    assert EvidenceRevision.objects.exists()

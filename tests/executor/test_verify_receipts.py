@@ -36,6 +36,8 @@ def test_an_intact_chain_verifies(chain, capsys):
         ("memory_id", "00000000-0000-4000-8000-000000000000"),
         ("after_revision", 9),
         ("after_content_hash", "f" * 64),
+        ("after_memory_hash", "e" * 64),
+        ("before_memory_hash", "e" * 64),
         ("action_digest", "a" * 64),
         ("policy_fingerprint", "b" * 64),
         ("decision_ids", '["forged"]'),
@@ -90,7 +92,7 @@ def test_database_refuses_updates_to_receipts(chain):
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("tampered", [None, 0, 4, 7, "memory"])
+@pytest.mark.parametrize("tampered", [None, 0, 4, 7, "memory", "history", "link"])
 def test_parallel_verification_agrees_with_the_sequential_one(
     agent, applied_memory_factory, monkeypatch, tampered
 ):
@@ -100,9 +102,13 @@ def test_parallel_verification_agrees_with_the_sequential_one(
     for _ in range(8):
         applied_memory_factory(agent)
     receipts = list(Receipt.objects.order_by("seq"))
-    if tampered == "memory":  # every id range must be checked: change the memory with the highest id
-        memory_id = max(receipt.memory_id for receipt in receipts)
+    memory_id = max(receipt.memory_id for receipt in receipts)  # every id range must be checked
+    if tampered == "memory":
         _tamper("UPDATE memory_core_memory SET confidence = 0.01 WHERE id = %s", [memory_id])
+    elif tampered == "history":
+        _tamper("UPDATE memory_core_historicalmemory SET created_at = now() WHERE id = %s", [memory_id])
+    elif tampered == "link":
+        _tamper("DELETE FROM memory_core_memoryevidence WHERE memory_id = %s", [memory_id])
     elif tampered is not None:
         _tamper("UPDATE executor_receipt SET reason = 'forged' WHERE id = %s", [receipts[tampered].id])
     sequential = verification.verify_tenant(agent.tenant.id, processes=1)
@@ -112,6 +118,8 @@ def test_parallel_verification_agrees_with_the_sequential_one(
     assert parallel.ok is (tampered is None)
     if tampered == "memory":
         assert f"memory {memory_id} content differs" in parallel.problems[0]
+    elif tampered in ("history", "link"):
+        assert f"memory {memory_id} revision 1 differs" in parallel.problems[0]
     elif tampered is not None:
         assert str(receipts[tampered].id) in parallel.problems[0]
 
@@ -122,3 +130,24 @@ def test_a_forged_chain_head_is_detected(chain):
     ReceiptChain.objects.filter(tenant_id=chain[-1].tenant_id).update(head_hash="d" * 64)
     with pytest.raises(CommandError, match="chain head's hash"):
         call_command("verify_receipts")
+
+
+def test_a_fresh_demo_verifies_on_this_database(db, capsys):
+    """On SQLite, ids read back as 32 hex digits once made every receipt look forged."""
+    from executor.models import OutboxEntry
+    from executor.services import apply_entry
+
+    call_command("seed_demo")
+    for entry_id in OutboxEntry.objects.values_list("id", flat=True):
+        apply_entry(entry_id=entry_id, executor={"host": "test", "pid": 0, "task_id": str(entry_id)})
+    call_command("verify_receipts")
+    assert "ok quant-research: 3 receipts verified, memories match" in capsys.readouterr().out
+
+
+def test_a_receipt_hashes_the_same_from_its_row_as_from_its_instance(chain):
+    """The verifier hashes rows straight from the database; they must give the instance's body."""
+    from executor.chain import _receipt_rows
+
+    rows = list(_receipt_rows(chain[0].tenant_id, 1, 3))
+    assert [Receipt.body_of(row) for row in rows] == [receipt.body() for receipt in chain]
+    assert [row["hash"] for row in rows] == [receipt.compute_hash() for receipt in chain]

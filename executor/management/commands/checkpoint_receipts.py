@@ -18,7 +18,7 @@ class Command(BaseCommand):
         try:
             checkpoints = sign_checkpoints()
         except DomainError as exc:
-            raise CommandError(exc.title) from None
+            raise CommandError(exc.detail) from None
         with open(output, "a", encoding="utf-8") as out:
             for checkpoint in checkpoints:
                 out.write(json.dumps(checkpoint) + "\n")

@@ -1,14 +1,15 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from executor.checkpoints import read_checkpoints, verify_checkpoint
+from core.errors import DomainError
+from executor.checkpoints import public_key, read_checkpoints, verify_checkpoint
 from executor.verification import verify_tenant
 from tenancy.models import Tenant
 
 
 class Command(BaseCommand):
     help = (
-        "Recompute every tenant's receipt chain and check every memory revision against it; "
-        "exit non-zero naming the first broken link."
+        "Recompute every tenant's receipt chain and check every memory revision, history row, "
+        "evidence link and evidence revision against it; exit non-zero naming the first broken link."
     )
 
     def add_arguments(self, parser):
@@ -18,6 +19,12 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, tenant=None, checkpoint=None, **options):
+        signed, key = [], None
+        if checkpoint:  # before the long part: a missing key or a bad file is known at once
+            try:
+                signed, key = read_checkpoints(checkpoint), public_key()
+            except DomainError as exc:
+                raise CommandError(exc.detail) from None
         tenants = Tenant.objects.order_by("name")
         if tenant:
             tenants = tenants.filter(name=tenant)
@@ -31,14 +38,14 @@ class Command(BaseCommand):
                 self.stderr.write(f"BROKEN {row.name}: {problem}")
             if verification.ok:
                 self.stdout.write(f"ok {row.name}: {verification.receipts} receipts verified, memories match")
-        for signed in read_checkpoints(checkpoint) if checkpoint else []:
-            if tenant and signed["tenant"] != tenant:
+        for head in signed:
+            if tenant and head["tenant"] != tenant:
                 continue
-            problem = verify_checkpoint(signed)
+            problem = verify_checkpoint(head, key)
             if problem:
-                broken.append(f"{signed['tenant']}: {problem}")
-                self.stderr.write(f"BROKEN {signed['tenant']}: {problem}")
+                broken.append(f"{head['tenant']}: {problem}")
+                self.stderr.write(f"BROKEN {head['tenant']}: {problem}")
             else:
-                self.stdout.write(f"ok {signed['tenant']}: extends the checkpoint at seq {signed['seq']}")
+                self.stdout.write(f"ok {head['tenant']}: extends the checkpoint at seq {head['seq']}")
         if broken:
             raise CommandError(f"{len(broken)} problem(s); first: {broken[0]}")
