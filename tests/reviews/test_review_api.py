@@ -6,7 +6,14 @@ from rest_framework.test import APIClient
 from proposals.models import Proposal
 from reviews.models import ReviewDecision
 from tenancy.services import issue_user_token
-from tests.factories import apply_released, create_payload, factor_fact, make_evidence, submit, user_preference
+from tests.factories import (
+    apply_released,
+    create_payload,
+    factor_fact,
+    make_evidence,
+    submit,
+    user_preference,
+)
 
 
 def person_client(user) -> APIClient:
