@@ -41,3 +41,27 @@ def revisions_for_bindings(
         match |= Q(source_id=evidence_id, revision=number)
     rows = EvidenceRevision.objects.filter(match, tenant=tenant)
     return {(str(row.source_id), row.revision): row for row in rows}
+
+
+def binding_statuses(
+    *, tenant: Tenant, bindings: list[dict]
+) -> list[tuple[dict, str, EvidenceRevision | None]]:
+    """Return each binding with its status and revision, in one query.
+
+    The status is the revision's own (valid, superseded, invalidated), or
+    ``mismatch`` when the cited hash differs, or ``unknown`` when the tenant
+    has no such revision (another tenant's evidence included).
+    """
+    found = revisions_for_bindings(
+        tenant=tenant, bindings=[(b["evidence_id"], b["revision"]) for b in bindings]
+    )
+    statuses = []
+    for binding in bindings:
+        revision = found.get((str(binding["evidence_id"]), binding["revision"]))
+        if revision is None:
+            statuses.append((binding, "unknown", None))
+        elif revision.content_hash != binding["content_hash"]:
+            statuses.append((binding, "mismatch", revision))
+        else:
+            statuses.append((binding, revision.status, revision))
+    return statuses

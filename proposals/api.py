@@ -10,6 +10,7 @@ from core.api.problems import problem_response
 from core.api.serializers import ChoiceField, Sha256Field, StrictSerializer
 from core.canonical import digest
 from core.errors import DomainError
+from evidence.selectors import binding_statuses
 from memory_core.api import PolicyContextInput, SubjectInput
 from memory_core.models import Memory
 from proposals.models import Proposal
@@ -228,12 +229,27 @@ class ProposalSubmitApi(APIView):
                 proposal_id=str(proposal.id),
                 reason_codes=proposal.reason_codes,
                 policy_fingerprint=proposal.policy_fingerprint,
+                **_evidence_problems(proposal),
             )
         else:
             response = Response(ProposalOutput(proposal).data, status=status.HTTP_201_CREATED)
         if submission.replayed:
             response["Idempotent-Replayed"] = "true"
         return response
+
+
+def _evidence_problems(proposal: Proposal) -> dict:
+    """Name each cited evidence revision that is not valid, so the agent knows which one to fix."""
+    if proposal.policy_facts.get("evidence") in ("valid", "none"):
+        return {}
+    checked = binding_statuses(tenant=proposal.tenant, bindings=proposal.evidence)
+    return {
+        "evidence": [
+            {"evidence_id": binding["evidence_id"], "revision": binding["revision"], "status": status}
+            for binding, status, _ in checked
+            if status != "valid"
+        ]
+    }
 
 
 class ProposalListApi(APIView):

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from core.canonical import digest
 from evidence.models import EvidenceRevision
-from evidence.selectors import revisions_for_bindings
+from evidence.selectors import binding_statuses
 from memory_core.content import validate_content, validate_retention
 from memory_core.lifecycle import next_state
 from memory_core.models import Memory
@@ -111,19 +111,10 @@ def _check_evidence(agent: Agent, bindings: list[dict]) -> tuple[str, list[Evide
     """Return the worst binding status and the revisions that were found."""
     if not bindings:
         return "none", []
-    found = revisions_for_bindings(
-        tenant=agent.tenant, bindings=[(b["evidence_id"], b["revision"]) for b in bindings]
-    )
-    statuses = []
-    for binding in bindings:
-        revision = found.get((binding["evidence_id"], binding["revision"]))
-        if revision is None:
-            statuses.append("unknown")
-        elif revision.content_hash != binding["content_hash"]:
-            statuses.append("mismatch")
-        else:
-            statuses.append(revision.status)
-    return max(statuses, key=_EVIDENCE_SEVERITY.index), list(found.values())
+    checked = binding_statuses(tenant=agent.tenant, bindings=bindings)
+    worst = max((status for _, status, _ in checked), key=_EVIDENCE_SEVERITY.index)
+    found = {revision.pk: revision for _, _, revision in checked if revision is not None}
+    return worst, list(found.values())
 
 
 def _prepare_create(proposal: Proposal, memory: dict[str, Any]) -> tuple[str, dict]:

@@ -63,3 +63,17 @@ def test_denied_proposal_is_kept_for_audit_and_never_released(agent, api):
     assert not proposal.outbox_entries.exists()
     assert body["reason_codes"] == ["evidence_mismatch"]
     assert body["policy_fingerprint"] == proposal.policy_fingerprint
+
+
+def test_a_denial_names_the_evidence_revision_at_fault(agent, api):
+    good = make_evidence(agent.agent)
+    stale = make_evidence(agent.agent)
+    add_evidence_revision(source=stale.source, agent=agent.agent, content={"rerun": True})
+    wrong = make_evidence(agent.agent).binding() | {"content_hash": "0" * 64}
+    payload = create_payload(user_preference(), [good, stale])
+    payload["evidence"].append(wrong)
+    body = _post(api, payload).json()
+    assert body["code"] == "evidence_mismatch"
+    assert sorted(
+        (item["evidence_id"], item["revision"], item["status"]) for item in body["evidence"]
+    ) == sorted([(str(stale.source_id), 1, "superseded"), (wrong["evidence_id"], 1, "mismatch")])
