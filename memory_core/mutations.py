@@ -146,13 +146,29 @@ def _evidence_links(memory: Memory, evidence: Iterable[EvidenceRevision]) -> lis
 
 
 def change_state(*, memory: Memory, verb: str, reason: str, now: datetime, change_reason: str) -> Memory:
-    """Move the locked memory along the lifecycle as its next revision (not for purge)."""
+    """Move the locked memory along the lifecycle as its next revision (not for purge).
+
+    The new revision rests on the same evidence as the one before: a state
+    change asserts nothing new, and a memory fenced by invalidated evidence
+    must still be fenced when it is restored.
+    """
     memory.state = next_state(memory.state, verb)
     memory.state_reason = reason if verb != "restore" else ""
     memory.revision += 1
     memory.updated_at = now
     memory._change_reason = change_reason
     memory.save()
+    carried = MemoryEvidence.objects.filter(memory=memory, memory_revision=memory.revision - 1)
+    MemoryEvidence.objects.bulk_create(
+        MemoryEvidence(
+            tenant_id=link.tenant_id,
+            memory=memory,
+            memory_revision=memory.revision,
+            evidence_revision_id=link.evidence_revision_id,
+            content_hash=link.content_hash,
+        )
+        for link in carried
+    )
     return memory
 
 

@@ -14,8 +14,10 @@ from memory_core.models import Memory, MemoryEvidence
 from proposals.models import Proposal
 from tests.factories import (
     apply_released,
+    approve,
     create_payload,
     make_evidence,
+    make_person,
     owner_context,
     submit,
     user_preference,
@@ -72,7 +74,9 @@ def revised(agent, applied_memory):
     invalidate_evidence_revision(revision=evidence, reason="wrong universe")
     assert apply_released(Proposal.objects.get(action="fence")).outcome == "applied"
     add_evidence_revision(source=evidence.source, agent=agent.agent, content={"fixed": True})
-    assert apply_released(Proposal.objects.get(action="revalidate")).outcome == "applied"
+    revalidation = Proposal.objects.get(action="revalidate")
+    approve(make_person("revalidator", agent.tenant), revalidation)  # lifting a fence takes a person
+    assert apply_released(revalidation).outcome == "applied"
     assert drive(agent, applied_memory, "expire", []).outcome == "applied"
     applied_memory.refresh_from_db()
     assert applied_memory.revision == 4

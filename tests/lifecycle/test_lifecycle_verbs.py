@@ -186,7 +186,7 @@ def test_purge_leaves_no_content_anywhere_in_the_database(agent, api, reviewers)
     removed = receipt.effects["purged"]
     assert removed["memory_core.Memory"] == 1
     assert removed["memory_core.HistoricalMemory"] >= 4
-    assert removed["memory_core.MemoryEvidence"] == 2
+    assert removed["memory_core.MemoryEvidence"] == 3  # revisions 1 and 2, and 3 (the delete) carries 2's
     assert removed["proposals.Proposal"] == 4
     assert removed["memory_core.AccessEvent"] == 1  # the search that served it: its query blanked
     call_command("verify_receipts")
@@ -202,3 +202,24 @@ def test_get_after_purge_is_404(agent, api, applied_memory, reviewers):
     drive(agent, applied_memory, "delete", [])
     drive(agent, applied_memory, "purge", reviewers)
     assert api.get(f"/api/v1/memories/{applied_memory.id}/").status_code == 404
+
+
+def test_a_state_change_keeps_the_evidence_and_a_restored_memory_stays_fenced(
+    agent, api, applied_memory, reviewers
+):
+    from evidence.services import invalidate_evidence_revision
+
+    cited = api.get(f"/api/v1/memories/{applied_memory.id}/").json()["memory"]["evidence"]
+    assert drive(agent, applied_memory, "expire", []).outcome == "applied"
+    assert drive(agent, applied_memory, "restore", reviewers).outcome == "applied"
+    view = api.get(f"/api/v1/memories/{applied_memory.id}/").json()
+    assert (view["memory"]["revision"], view["memory"]["evidence"]) == (3, cited)
+    invalidate_evidence_revision(
+        revision=applied_memory.evidence_links.first().evidence_revision, reason="bad run"
+    )
+    assert api.get(f"/api/v1/memories/{applied_memory.id}/").json()["return_mode"] == "metadata_only"
+    applied_memory.refresh_from_db()
+    assert drive(agent, applied_memory, "expire", []).outcome == "applied"
+    assert drive(agent, applied_memory, "restore", reviewers).outcome == "applied"
+    assert api.get(f"/api/v1/memories/{applied_memory.id}/").json()["memory"]["state"] == "fenced"
+    call_command("verify_receipts")
