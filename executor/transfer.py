@@ -14,8 +14,9 @@ from typing import IO, Any
 
 from django.contrib.auth import get_user_model
 from django.core import serializers
+from django.core.management.color import no_style
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import transaction
+from django.db import connection, transaction
 
 from core.errors import DomainError
 from evidence.models import EvidenceRevision, EvidenceSource
@@ -24,12 +25,14 @@ from executor.verification import verify_tenant
 from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence
 from proposals.models import Proposal, ProposalEvidence
 from reviews.models import ReviewDecision
-from tenancy.models import Agent, Tenant
+from tenancy.models import Agent, Delegation, Tenant
 
 # (model, how to select the tenant's rows), parents before children.
 EXPORTED = [
     (Tenant, "pk"),
     (Agent, "tenant_id"),
+    (Delegation, "tenant_id"),
+    (Delegation.history.model, "tenant_id"),
     (EvidenceSource, "tenant_id"),
     (EvidenceRevision, "tenant_id"),
     (Memory, "tenant_id"),
@@ -72,6 +75,16 @@ def export_tenant(
         set(ReviewDecision.objects.filter(tenant=tenant).values_list("actor__username", flat=True))
         | set(
             Agent.objects.filter(tenant=tenant, user__isnull=False).values_list("user__username", flat=True)
+        )
+        | set(
+            Delegation.history.filter(tenant=tenant, history_user__isnull=False).values_list(
+                "history_user__username", flat=True
+            )
+        )
+        | set(
+            Delegation.objects.filter(tenant=tenant, granted_by__isnull=False).values_list(
+                "granted_by__username", flat=True
+            )
         )
     )
     out.write(json.dumps({"model": USERNAMES, "fields": {"usernames": usernames}}) + "\n")
@@ -119,12 +132,26 @@ def import_tenant(lines: Iterable[str], progress: Callable[[str, int], None] = l
         item.save_deferred_fields()
     if tenant is None:
         raise ImportRefused("The export holds no tenant")
+    _advance_sequences({model for model, _ in EXPORTED})
     verification = verify_tenant(tenant.pk)  # inside the import's transaction: runs here
     if not verification.ok:
         raise ImportRefused(f"Receipt chain does not verify: {verification.problems[0]}")
     for label, count in counts.items():
         progress(label, count)
     return tenant
+
+
+def _advance_sequences(models: set) -> None:
+    """Move PostgreSQL's id sequences past the imported ids, so the next insert gets a fresh one.
+
+    Rows were saved with the ids they had; the sequences of integer ids did not
+    move, and in a fresh database the next access event or history row would
+    collide with an imported one. SQLite needs nothing (it takes max(id) + 1).
+    """
+    statements = connection.ops.sequence_reset_sql(no_style(), models)
+    with connection.cursor() as cursor:
+        for statement in statements:
+            cursor.execute(statement)
 
 
 def _chunks(rows: Iterator[Any], size: int) -> Iterator[list]:

@@ -3,13 +3,19 @@
 import json
 
 import pytest
+from django.apps import apps
 from django.core.management import CommandError, call_command
+from django.core.management.color import no_style
+from django.db import connection
+from django.db.models import Max
+from rest_framework.test import APIClient
 
 from executor.models import Receipt
-from memory_core.models import AccessEvent, Memory
+from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence
 from proposals.models import Proposal
 from reviews.models import ReviewDecision
 from tenancy.models import Tenant
+from tenancy.services import issue_agent_token
 from tests.factories import (
     apply_released,
     approve,
@@ -18,6 +24,7 @@ from tests.factories import (
     make_evidence,
     make_person,
     submit,
+    user_preference,
 )
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -69,6 +76,32 @@ def test_export_then_wipe_then_import_restores_everything(populated, tmp_path, c
     assert before["receipts"] and before["decisions"] == 1
     call_command("verify_receipts")
     assert "memories match" in capsys.readouterr().out
+
+
+def test_an_imported_tenant_takes_new_writes_and_reads(populated, agent, tmp_path):
+    """Imported ids must not collide with the next ones (sequences move past them)."""
+    path = tmp_path / "tenant.jsonl"
+    call_command("export_tenant", tenant=populated.name, output=str(path))
+    call_command("flush", interactive=False, verbosity=0)
+    with connection.cursor() as cursor:  # a fresh database: each id sequence just past its table's rows
+        for statement in connection.ops.sequence_reset_sql(no_style(), apps.get_models()):
+            cursor.execute(statement)
+    call_command("import_tenant", input=str(path))
+    imported = {model: _max_pk(model) for model in (Proposal.history.model, AccessEventItem, MemoryEvidence)}
+    _, token = issue_agent_token(tenant=Tenant.objects.get(name=populated.name), agent_name=agent.agent.name)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+
+    proposal = submit(agent.agent, create_payload(user_preference(), [make_evidence(agent.agent)]))
+    assert apply_released(proposal).outcome == "applied"  # acting for pm-alice: the grant came along
+    found = api.post("/api/v1/recall/search", {"query": "weekly"}, format="json")
+    assert found.status_code == 200 and found.json()["results"]
+    assert all(_max_pk(model) > last for model, last in imported.items())  # new ids, past the imported
+    call_command("verify_receipts")
+
+
+def _max_pk(model) -> int:
+    return model.objects.aggregate(top=Max(model._meta.pk.name))["top"] or 0
 
 
 def test_import_refuses_a_tampered_chain_and_keeps_nothing(populated, tmp_path):
