@@ -14,6 +14,20 @@ from django.db import connection
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
+def connect_as(role: str | None = None):
+    """Return an autocommit psycopg connection to this session's test database as ``role`` (None: owner)."""
+    import psycopg
+
+    db = connection.settings_dict
+    return psycopg.connect(
+        host=db["HOST"] or "127.0.0.1",
+        port=db["PORT"] or 5432,
+        dbname=db["NAME"],
+        user=role or db["USER"],
+        autocommit=True,
+    )
+
+
 def test_database_url(role: str | None = None) -> str:
     """Return a URL for the database this test session uses (``test_…``), as ``role`` if given."""
     db = connection.settings_dict

@@ -11,22 +11,11 @@ from django.db import connection
 
 from evidence.services import invalidate_evidence_revision
 from tests.factories import approve, create_payload, factor_fact, make_evidence, make_person, submit
+from tests.workers import connect_as as _connect
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 OWNER, WEB, EXECUTOR = None, "custodian_web", "custodian_executor"
 REFUSED = (psycopg.errors.InsufficientPrivilege, psycopg.errors.RaiseException)
-
-
-def _connect(role: str | None) -> psycopg.Connection:
-    """Connect to the test database as ``role`` (None: the owner that ran the migrations)."""
-    settings = connection.settings_dict
-    return psycopg.connect(
-        host=settings["HOST"] or "127.0.0.1",
-        port=settings["PORT"] or 5432,
-        dbname=settings["NAME"],
-        user=role or settings["USER"],
-        autocommit=True,
-    )
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 
 from tenancy.models import DeniedRequest
 from tests import workers
+from tests.workers import connect_as as _connect
 
 ATTACKER = "203.0.113.7"
 
@@ -38,17 +39,6 @@ def test_the_orm_only_ever_counts_a_refusal(denied):
 
 
 # --- PostgreSQL: grants and the trigger, as the real roles -----------------------------------------
-
-
-def _connect(role: str) -> psycopg.Connection:
-    settings = connection.settings_dict
-    return psycopg.connect(
-        host=settings["HOST"] or "127.0.0.1",
-        port=settings["PORT"] or 5432,
-        dbname=settings["NAME"],
-        user=role,
-        autocommit=True,
-    )
 
 
 @pytest.fixture
