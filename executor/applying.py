@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from evidence.models import EvidenceRevision
@@ -73,25 +74,46 @@ def apply_batch(entry_ids: list[Any], executor: dict[str, Any]) -> tuple[list[Re
         .filter(pk__in=[entry.proposal_id for entry in entries])
         .order_by("pk")
     }
-    memories = {
-        memory.pk: memory
-        for memory in Memory.objects.select_for_update()
-        .filter(pk__in=[proposal.target_memory_id for proposal in proposals.values()])
-        .order_by("pk")
-    }
+    locked = list(
+        Memory.objects.select_for_update().filter(_targets_and_key_holders(proposals.values())).order_by("pk")
+    )
+    memories = {memory.pk: memory for memory in locked}
+    key_holders = defaultdict(list)
+    for memory in locked:
+        if memory.is_active and memory.dedupe_key:
+            key_holders[(memory.tenant_id, memory.dedupe_key)].append(memory.pk)
     evidence = _evidence_by_proposal(list(proposals))
     authorities = release_authorities(list(proposals.values()))
-    writes, touched, deferred = _Writes(), set(), []
+    writes, touched, touched_keys, deferred = _Writes(), set(), set(), []
     for entry in entries:
         proposal = proposals[entry.proposal_id]
-        if proposal.target_memory_id in touched:
-            deferred.append(entry.pk)
-            continue
-        touched.add(proposal.target_memory_id)
         memory = memories.get(proposal.target_memory_id)
         if memory is not None and memory.tenant_id != proposal.tenant_id:
             memory = None  # another tenant's row is, for this proposal, no memory at all
-        _apply_one(entry, proposal, memory, evidence[proposal.pk], authorities[proposal.pk], executor, writes)
+        keys = {
+            (proposal.tenant_id, proposal.claimed_dedupe_key),
+            (proposal.tenant_id, getattr(memory, "dedupe_key", "")),
+        }
+        if proposal.target_memory_id in touched or keys & touched_keys:
+            deferred.append(entry.pk)
+            continue
+        touched.add(proposal.target_memory_id)
+        touched_keys |= {key for key in keys if key[1]}
+        holders = [
+            pk
+            for pk in key_holders[(proposal.tenant_id, proposal.claimed_dedupe_key)]
+            if pk != proposal.target_memory_id
+        ]
+        _apply_one(
+            entry,
+            proposal,
+            memory,
+            evidence[proposal.pk],
+            authorities[proposal.pk],
+            holders,
+            executor,
+            writes,
+        )
     create_memories(writes.created)
     record_executions(writes.executed)
     bind_memory_rows(writes.receipts)
@@ -100,6 +122,18 @@ def apply_batch(entry_ids: list[Any], executor: dict[str, Any]) -> tuple[list[Re
         status=OutboxEntry.Status.DONE, lease_expires_at=None, updated_at=timezone.now()
     )
     return receipts, deferred
+
+
+def _targets_and_key_holders(proposals) -> Q:
+    """The rows a batch locks: its target memories and the active memories holding the keys it claims."""
+    wanted = Q(pk__in=[proposal.target_memory_id for proposal in proposals])
+    claimed = defaultdict(set)
+    for proposal in proposals:
+        if proposal.claimed_dedupe_key:
+            claimed[proposal.tenant_id].add(proposal.claimed_dedupe_key)
+    for tenant_id, keys in claimed.items():
+        wanted |= Q(tenant_id=tenant_id, dedupe_key__in=sorted(keys), state=Memory.State.ACTIVE)
+    return wanted
 
 
 def _evidence_by_proposal(proposal_ids: list[Any]) -> dict[Any, list[EvidenceRevision]]:
@@ -116,11 +150,12 @@ def _apply_one(
     memory: Memory | None,
     evidence: list[EvidenceRevision],
     authority: Authority,
+    key_holders: list[Any],
     executor: dict[str, Any],
     writes: _Writes,
 ) -> None:
     before = (memory.revision, memory.content_hash) if memory else (None, "")
-    check = _verify(entry, proposal, memory, evidence, authority)
+    check = _verify(entry, proposal, memory, evidence, authority, key_holders)
     receipt_id = uuid.uuid4()
     effects: dict = {}
     if check.outcome == Outcome.APPLIED:
@@ -160,6 +195,7 @@ def _verify(
     memory: Memory | None,
     evidence: list[EvidenceRevision],
     authority: Authority,
+    key_holders: list[Any],
 ) -> Check:
     """Re-check everything the verdict rested on; the first failure decides the outcome."""
     if proposal.status == Proposal.Status.WITHDRAWN:
@@ -177,7 +213,7 @@ def _verify(
         failed = failed_gates(proposal, memory=memory)
         if failed:
             return Check(Outcome.GATE_FAILED, ",".join(failed))
-    refusal = _check_evidence(evidence) or _check_target(proposal, memory)
+    refusal = _check_evidence(evidence) or _check_target(proposal, memory) or _check_dedupe_key(key_holders)
     return refusal or Check(Outcome.APPLIED, decision_ids=authority.decision_ids)
 
 
@@ -208,6 +244,17 @@ def _check_target(proposal: Proposal, memory: Memory | None) -> Check | None:
     elif not memory.is_active:
         return Check(Outcome.STALE, f"memory is {memory.state}")
     return None
+
+
+def _check_dedupe_key(key_holders: list[Any]) -> Check | None:
+    """One active memory per dedupe key: the database's partial unique index backs this up."""
+    if not key_holders:
+        return None
+    held_by = ", ".join(str(pk) for pk in key_holders)
+    return Check(
+        Outcome.DEDUPE_CONFLICT,
+        f"dedupe key is held by active memory {held_by}: propose an update of it, or retire it first",
+    )
 
 
 def _write(

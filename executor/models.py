@@ -84,6 +84,7 @@ class Receipt(AppendOnlyModel):
         WITHDRAWN = "withdrawn"
         REQUEUED = "requeued"
         UNAUTHORISED_RELEASE = "unauthorised_release"
+        DEDUPE_CONFLICT = "dedupe_conflict"
 
     GENESIS_HASH = "0" * 64
 

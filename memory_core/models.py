@@ -124,6 +124,13 @@ class Memory(models.Model):
                 name="memory_confidence_0_1",
             ),
             models.CheckConstraint(condition=models.Q(revision__gte=1), name="memory_revision_gte_1"),
+            # One active memory per dedupe key; the executor checks first and refuses with a
+            # receipt, this is the backstop when two workers race.
+            models.UniqueConstraint(
+                fields=["tenant", "dedupe_key"],
+                condition=models.Q(state="active") & ~models.Q(dedupe_key=""),
+                name="memory_one_active_per_dedupe_key",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -14,7 +14,7 @@ from evidence.selectors import binding_statuses
 from memory_core.api import PolicyContextInput, SubjectInput
 from memory_core.models import Memory
 from proposals.models import Proposal
-from proposals.selectors import proposal_detail, proposal_list
+from proposals.selectors import dedupe_conflicts, proposal_detail, proposal_list
 from proposals.services import amend_proposal, submit_proposal, withdraw_proposal
 
 
@@ -230,6 +230,7 @@ class ProposalSubmitApi(APIView):
                 reason_codes=proposal.reason_codes,
                 policy_fingerprint=proposal.policy_fingerprint,
                 **_evidence_problems(proposal),
+                **_dedupe_problems(proposal),
             )
         else:
             response = Response(ProposalOutput(proposal).data, status=status.HTTP_201_CREATED)
@@ -250,6 +251,14 @@ def _evidence_problems(proposal: Proposal) -> dict:
             if status != "valid"
         ]
     }
+
+
+def _dedupe_problems(proposal: Proposal) -> dict:
+    """Name the active memory holding the dedupe key, so the agent can propose an update of it."""
+    if proposal.policy_facts.get("dedupe") in (None, "none"):
+        return {}
+    held_by = dedupe_conflicts(proposal).memories
+    return {"held_by": [{"memory_id": str(memory.pk), "revision": memory.revision} for memory in held_by]}
 
 
 class ProposalListApi(APIView):

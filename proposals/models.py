@@ -40,6 +40,8 @@ class Proposal(models.Model):
     LIFECYCLE_ACTIONS = (Action.EXPIRE, Action.REVOKE, Action.DELETE, Action.PURGE, Action.RESTORE)
     # Made by Custodian itself when evidence is invalidated or replaced, never by agents.
     SYSTEM_ACTIONS = (Action.FENCE, Action.REVALIDATE)
+    # Actions whose result is an active memory: its dedupe key must be free (one active memory per key).
+    CLAIMS_DEDUPE_KEY = (Action.CREATE, Action.UPDATE, Action.RESTORE)
 
     class Classification(models.TextChoices):
         AUTO_APPLY = "auto_apply"
@@ -210,6 +212,11 @@ class Proposal(models.Model):
     @property
     def is_lifecycle(self) -> bool:
         return self.action in self.LIFECYCLE_ACTIONS
+
+    @property
+    def claimed_dedupe_key(self) -> str:
+        """The dedupe key the memory holds once this applies, or "" if it claims none."""
+        return self.dedupe_key if self.action in self.CLAIMS_DEDUPE_KEY else ""
 
     @property
     def risk_level(self) -> str:

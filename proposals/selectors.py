@@ -1,9 +1,12 @@
 """Reads of proposals, always within the caller's tenant."""
 
 import uuid
+from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
+from memory_core.models import Memory
+from memory_core.selectors import active_memories_with_dedupe_key
 from proposals.errors import ProposalNotFound
 from proposals.models import Proposal
 from tenancy.models import Tenant
@@ -25,3 +28,37 @@ def proposal_detail(*, tenant: Tenant, proposal_id: uuid.UUID) -> Proposal:
     if proposal is None:
         raise ProposalNotFound()
     return proposal
+
+
+@dataclass(frozen=True)
+class DedupeConflicts:
+    """What else claims a proposal's dedupe key: the executor keeps one active memory per key."""
+
+    memories: list[Memory]
+    proposals: list[Proposal]
+
+    def __bool__(self) -> bool:
+        return bool(self.memories or self.proposals)
+
+
+def dedupe_conflicts(proposal: Proposal, *, limit: int = 10) -> DedupeConflicts:
+    """Return the active memories and open proposals that share ``proposal``'s dedupe key.
+
+    Two indexed queries (``memory_dedupe_idx``, ``proposal_dedupe_idx``); the
+    proposal's own target memory (and other proposals on it) is not a dedupe conflict.
+    """
+    key = proposal.claimed_dedupe_key
+    if not key:
+        return DedupeConflicts([], [])
+    memories = active_memories_with_dedupe_key(
+        tenant_id=proposal.tenant_id, dedupe_key=key, exclude_id=proposal.target_memory_id
+    ).order_by("created_at", "pk")
+    proposals = (
+        Proposal.objects.filter(
+            tenant_id=proposal.tenant_id, dedupe_key=key, status__in=Proposal.OPEN_STATUSES
+        )
+        .filter(action__in=Proposal.CLAIMS_DEDUPE_KEY)
+        .exclude(target_memory_id=proposal.target_memory_id)
+        .order_by("created_at", "pk")
+    )
+    return DedupeConflicts(list(memories[:limit]), list(proposals[:limit]))

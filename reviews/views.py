@@ -22,6 +22,7 @@ from core.keyset import keyset_page
 from evidence.models import EvidenceRevision
 from memory_core.selectors import memory_history, memory_or_none
 from proposals.errors import ProposalNotFound
+from proposals.selectors import dedupe_conflicts
 from reviews.forms import BulkApproveForm, DecisionForm, QueueFilterForm
 from reviews.models import ReviewDecision
 from reviews.presenters import default_represented_owner, diff_rows, outcome_bars, plain_language
@@ -89,6 +90,7 @@ def proposal_page(request, proposal_id):
         "evidence": evidence,
         "decisions": decision_history(proposal),
         "history": memory_history(memory=memory) if memory else [],
+        "conflicts": dedupe_conflicts(proposal),
         **_panel_context(request, proposal),
     }
     return render(request, "reviews/proposal.html", context)

@@ -80,7 +80,7 @@ def freeze_and_classify(
         "evidence": evidence_status,
         "target": target_fact,
         "dedupe": _dedupe_fact(agent.tenant_id, result, proposal.target_memory_id)
-        if proposal.action in (Proposal.Action.CREATE, Proposal.Action.UPDATE)
+        if proposal.action in Proposal.CLAIMS_DEDUPE_KEY
         else "none",
         "owner_explicit": _owner_explicit(context, result),
         "origin": "system" if agent.is_system else "agent",

@@ -102,7 +102,7 @@ def test_update_of_missing_memory_is_denied(agent):
     ("facts", "expected"),
     [
         ({"evidence": "unknown"}, "denied"),
-        ({"evidence": "valid", "dedupe": "contradiction"}, "review_required"),
+        ({"evidence": "valid", "dedupe": "contradiction"}, "denied"),
         ({"evidence": "valid", "dedupe": "duplicate"}, "denied"),
     ],
 )
@@ -126,10 +126,10 @@ def _event(statement: str) -> dict:
     return user_preference(type="episodic_event", dedupe_key="cadence", content={"statement": statement})
 
 
-def test_same_dedupe_key_with_new_content_is_a_contradiction_for_review(agent):
+def test_same_dedupe_key_with_new_content_is_a_denied_contradiction(agent):
     apply_released(_submit_create(agent, _event("Alice asked for weekly summaries")))
     proposal = _submit_create(agent, _event("Alice asked for daily summaries"))
-    _assert_recorded(proposal, "review_required", "review-contradiction", "contradicts_active_memory")
+    _assert_recorded(proposal, "denied", "deny-contradiction", "contradicts_active_memory")
 
 
 def test_same_dedupe_key_with_same_content_is_a_denied_duplicate(agent):
