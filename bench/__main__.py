@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PARTS = ["submit", "e2e", "drain", "review", "recall", "floor"]
+PARTS = ["submit", "e2e", "drain", "review", "recall", "floor", "startup"]
 
 
 def main(argv: list[str] | None = None) -> int:

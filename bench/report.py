@@ -66,6 +66,9 @@ def evaluate(results: dict) -> list[dict]:
             "equal",
             results["review"]["constant_queries"],
         )
+    if "startup" in results:
+        check = results["startup"]["commands"]["embedded check"]["p50_ms"]
+        target("manage.py check, embedded default (ms)", check, "≤ 2000", check <= 2000)
     return targets
 
 
@@ -91,6 +94,9 @@ def markdown(document: dict) -> str:
             f"| {label} | {summary.get('p50_ms', '')} | {summary.get('p95_ms', '')} | {rate} | "
             f"{summary.get('errors', '')} |"
         )
+    if "startup" in results:
+        lines += ["", "| top-level import of `manage.py check` | ms |", "|---|---|"]
+        lines += [f"| `{row['module']}` | {row['ms']} |" for row in results["startup"]["top_imports"]]
     if "floor" in results:
         lines += [
             "",
@@ -157,6 +163,9 @@ def _measurements(results: dict):
         for size, row in results["review"]["sizes"].items():
             for name in ("queue", "proposal"):
                 yield f"/review/ {name} at {int(size):,} pending ({row[name]['queries']} queries)", row[name]
+    if "startup" in results:
+        for key, value in results["startup"]["commands"].items():
+            yield f"manage.py {key}", value
 
 
 def plots(document: dict, out: Path) -> None:

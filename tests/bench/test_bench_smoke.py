@@ -56,7 +56,10 @@ def test_smoke_benchmark_runs_every_part_and_writes_the_report(tmp_path):
     assert completed.returncode == 0, completed.stderr[-4000:]
     document = json.loads((tmp_path / "latest.json").read_text())
     results = document["results"]
-    assert set(results) == {"submit", "e2e", "drain", "review", "recall", "floor"}
+    assert set(results) == {"submit", "e2e", "drain", "review", "recall", "floor", "startup"}
+    assert results["startup"]["top_imports"] and all(
+        row["p50_ms"] > 0 for row in results["startup"]["commands"].values()
+    )
     measured = [
         results["submit"]["clients_1"],
         results["submit"]["clients_8"],
