@@ -3,10 +3,15 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from evidence.api import EvidenceDetailApi, EvidenceInvalidateApi, EvidenceRegisterApi, EvidenceRevisionAddApi
 from executor.api import ReceiptDetailApi, ReceiptListApi
 from memory_core.api import MemoryDetailApi, RecallSearchApi
 from proposals.api import ProposalAmendApi, ProposalCollectionApi, ProposalDetailApi, ProposalWithdrawApi
+from proposals.evidence_api import (
+    EvidenceDetailApi,
+    EvidenceInvalidateApi,
+    EvidenceRegisterApi,
+    EvidenceRevisionAddApi,
+)
 from reviews.api import AuditEventListApi, DecisionCreateApi, ReviewQueueApi
 from reviews.views import ThrottledLoginView
 

@@ -1,4 +1,9 @@
-"""Evidence owns sources and their immutable revisions."""
+"""Evidence owns sources and their immutable revisions.
+
+Revising or invalidating evidence has consequences for proposals and
+memories, so the durable entry points for those live a layer up, in
+``proposals.services.evidence_changes``; the row writes are here.
+"""
 
 from typing import Any
 
@@ -7,7 +12,6 @@ from django.db import IntegrityError, transaction
 from core.canonical import digest
 from evidence.errors import EvidenceSourceExists
 from evidence.models import EvidenceRevision, EvidenceSource
-from evidence.signals import evidence_invalidated, evidence_revised
 from tenancy.models import Agent
 
 
@@ -24,9 +28,8 @@ def register_evidence(*, agent: Agent, kind: str, external_ref: str, content: An
     return _append_revision(source=source, agent=agent, content=content)
 
 
-@transaction.atomic(durable=True)
-def add_evidence_revision(*, source: EvidenceSource, agent: Agent, content: Any) -> EvidenceRevision:
-    """Append revision n+1 and mark revision n superseded.
+def append_revision(*, source: EvidenceSource, agent: Agent, content: Any) -> EvidenceRevision:
+    """Append revision n+1 and mark revision n superseded (in the caller's transaction).
 
     The source row is locked so two concurrent appends cannot both claim n+1.
     """
@@ -34,26 +37,21 @@ def add_evidence_revision(*, source: EvidenceSource, agent: Agent, content: Any)
     EvidenceRevision.objects.filter(source=source, status=EvidenceRevision.Status.VALID).update(
         status=EvidenceRevision.Status.SUPERSEDED
     )
-    revision = _append_revision(source=source, agent=agent, content=content)
-    evidence_revised.send(sender=EvidenceRevision, revision=revision, source=source)
-    return revision
+    return _append_revision(source=source, agent=agent, content=content)
 
 
-@transaction.atomic(durable=True)
-def invalidate_evidence_revision(*, revision: EvidenceRevision, reason: str) -> EvidenceRevision:
-    """Mark one revision invalidated (e.g. the backtest had a look-ahead bug) and fence what rests on it.
+def mark_invalidated(*, revision: EvidenceRevision, reason: str) -> tuple[EvidenceRevision, bool]:
+    """Mark one revision invalidated (in the caller's transaction); say whether it changed.
 
-    Reads stop serving the dependent memories as truth at once (the fence is
-    derived from the evidence status); listeners block open proposals and
-    record the fence with receipts in this same transaction.
+    Reads stop serving the memories resting on it at once: the fence is
+    derived from this status.
     """
     revision = EvidenceRevision.objects.select_for_update().get(pk=revision.pk)
     if revision.status == EvidenceRevision.Status.INVALIDATED:
-        return revision
+        return revision, False
     revision.status, revision.status_reason = EvidenceRevision.Status.INVALIDATED, reason
     revision.save(update_fields=["status", "status_reason"])
-    evidence_invalidated.send(sender=EvidenceRevision, revision=revision)
-    return revision
+    return revision, True
 
 
 def _append_revision(*, source: EvidenceSource, agent: Agent, content: Any) -> EvidenceRevision:

@@ -6,9 +6,10 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from core.admin import CappedCountPaginator
-from executor.models import OutboxEntry, Receipt, ReceiptChain
+from executor.models import Receipt, ReceiptChain
 from executor.services import requeue_dead_entry
 from executor.verification import verify_tenant
+from proposals.models import OutboxEntry
 from tenancy.admin import OPERATE, VIEW, TenantReadOnlyAdmin
 
 
@@ -80,7 +81,7 @@ class OutboxEntryAdmin(TenantReadOnlyAdmin):
 
         Auditors only audit, so they never requeue; each selected row's tenant is checked too.
         """
-        return request.user.has_perm("executor.change_outboxentry") and self._within(request, None, OPERATE)
+        return request.user.has_perm("proposals.change_outboxentry") and self._within(request, None, OPERATE)
 
 
 @admin.register(ReceiptChain)

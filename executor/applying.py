@@ -21,7 +21,7 @@ from django.utils import timezone
 from evidence.models import EvidenceRevision
 from executor.authority import Authority, release_authorities
 from executor.chain import append_receipts
-from executor.models import OutboxEntry, Receipt
+from executor.models import Receipt
 from executor.records import bind_memory_rows
 from memory_core.lifecycle import InvalidTransition, next_state
 from memory_core.models import Memory
@@ -33,7 +33,7 @@ from memory_core.mutations import (
     update_memory,
 )
 from proposals.gates import failed_gates
-from proposals.models import Proposal, ProposalEvidence
+from proposals.models import OutboxEntry, Proposal, ProposalEvidence
 from proposals.services import escalate_to_review, record_executions, scrub_purged_content
 
 Outcome = Receipt.Outcome

@@ -1,4 +1,4 @@
-"""The durable outbox and the hash-chained receipts of what the executor did."""
+"""The hash-chained receipts of what the executor did with each outbox entry."""
 
 import uuid
 
@@ -6,61 +6,8 @@ from django.db import models
 
 from core.canonical import digest
 from core.models import AppendOnlyModel
-from proposals.models import Proposal
+from proposals.models import OutboxEntry, Proposal
 from tenancy.models import Tenant
-
-
-class OutboxEntry(models.Model):
-    """One request to execute a released proposal. Its id is the Celery task id.
-
-    Written in the same transaction that releases the proposal; the broker
-    message is only a nudge, the sweep re-dispatches anything it missed.
-    """
-
-    class Status(models.TextChoices):
-        PENDING = "pending"
-        DISPATCHED = "dispatched"
-        DONE = "done"
-        DEAD = "dead"
-
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
-    proposal = models.ForeignKey(Proposal, on_delete=models.PROTECT, related_name="outbox_entries")
-    action_digest = models.CharField(max_length=64)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
-    attempts = models.PositiveIntegerField(default=0)
-    available_at = models.DateTimeField()
-    lease_expires_at = models.DateTimeField(null=True, blank=True)
-    last_error = models.TextField(blank=True)
-    requested_by = models.CharField(max_length=150, blank=True, help_text="Who requeued a dead entry")
-    requeued_from = models.OneToOneField(
-        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="requeued_as"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        verbose_name_plural = "outbox entries"
-        indexes = [
-            models.Index(
-                fields=["available_at"],
-                condition=models.Q(status="pending"),
-                name="outbox_pending_idx",
-            ),
-            models.Index(
-                fields=["lease_expires_at"],
-                condition=models.Q(status="dispatched"),
-                name="outbox_lease_idx",
-            ),
-            models.Index(fields=["status", "-created_at"], name="outbox_status_idx"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.id} ({self.status}, {self.attempts} attempts)"
-
-    @property
-    def is_finished(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.DEAD)
 
 
 class Receipt(AppendOnlyModel):

@@ -17,8 +17,9 @@ from django.utils import timezone
 
 from executor.applying import apply_batch
 from executor.chain import append_receipt
-from executor.models import OutboxEntry, Receipt
-from proposals.models import Proposal
+from executor.models import Receipt
+from proposals.models import OutboxEntry, Proposal
+from proposals.services.outbox import enqueue
 
 logger = logging.getLogger(__name__)
 Outcome = Receipt.Outcome
@@ -169,18 +170,9 @@ def requeue_dead_entry(*, entry: OutboxEntry, requested_by: str) -> OutboxEntry:
     entry = OutboxEntry.objects.select_for_update().get(pk=entry.pk)
     if entry.status != OutboxEntry.Status.DEAD or OutboxEntry.objects.filter(requeued_from=entry).exists():
         raise ValueError(f"Entry {entry.id} is {entry.status}; only a dead entry can be requeued, once")
-    successor = OutboxEntry.objects.create(
-        tenant_id=entry.tenant_id,
-        proposal_id=entry.proposal_id,
-        action_digest=entry.action_digest,
-        available_at=timezone.now(),
-        requeued_from=entry,
-        requested_by=requested_by,
+    return enqueue(
+        entry.proposal, available_at=timezone.now(), requeued_from=entry, requested_by=requested_by
     )
-    from executor.receivers import nudge
-
-    transaction.on_commit(lambda: nudge(successor.id))
-    return successor
 
 
 def _close_requeued_predecessor(entry: OutboxEntry, proposal: Proposal) -> None:

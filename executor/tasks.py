@@ -14,8 +14,8 @@ def apply_entry_task(self, entry_id: str) -> None:
     Under load most nudges find their entry already taken by an earlier batch; they return
     after one indexed read instead of leasing and claiming.
     """
-    from executor.models import OutboxEntry
     from executor.services import apply_entries, lease_due_entries
+    from proposals.models import OutboxEntry
 
     if not OutboxEntry.objects.filter(pk=entry_id, status=OutboxEntry.Status.PENDING).exists():
         return  # applied, or leased by a batch or the sweep (which redelivers it if that fails)

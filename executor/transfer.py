@@ -20,10 +20,10 @@ from django.db import connection, transaction
 
 from core.errors import DomainError
 from evidence.models import EvidenceRevision, EvidenceSource
-from executor.models import OutboxEntry, Receipt, ReceiptChain
+from executor.models import Receipt, ReceiptChain
 from executor.verification import verify_tenant
 from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence
-from proposals.models import Proposal, ProposalEvidence
+from proposals.models import OutboxEntry, Proposal, ProposalEvidence
 from reviews.models import ReviewDecision
 from tenancy.models import Agent, Delegation, Tenant
 

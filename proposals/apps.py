@@ -5,4 +5,4 @@ class ProposalsConfig(AppConfig):
     name = "proposals"
 
     def ready(self) -> None:
-        from proposals import checks, receivers  # noqa: F401  (registers checks and signal receivers)
+        from proposals import checks  # noqa: F401  (registers the system checks)

@@ -29,7 +29,3 @@ class AmendmentChangesTarget(DomainError):
     code = "amendment_changes_target"
     status = 400
     title = "An amendment keeps the proposal's action and target memory"
-
-
-class ExecutorNotListening(RuntimeError):
-    """A proposal was released but no executor is connected to take it."""

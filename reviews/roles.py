@@ -31,7 +31,7 @@ ROLE_GROUPS = {
         "reviews.view_historicalreviewdecision",
         "executor.view_receipt",
         "executor.view_receiptchain",
-        "executor.view_outboxentry",
+        "proposals.view_outboxentry",
     ],
     "agents-admin": [
         "tenancy.view_tenant",
@@ -44,15 +44,23 @@ ROLE_GROUPS = {
 }
 
 
-def ensure_role_groups(group_model, permission_model) -> None:
-    """Create the role groups if missing and give each exactly its permissions."""
+def ensure_role_groups(group_model, permission_model, *, missing_ok: bool = False) -> None:
+    """Create the role groups if missing and give each exactly its permissions.
+
+    ``missing_ok`` is for the data migration, which runs before later models
+    exist; the post_migrate hook then sets the full list, and there a missing
+    permission is an error.
+    """
     for name, perms in ROLE_GROUPS.items():
         group, _ = group_model.objects.get_or_create(name=name)
         wanted = [
-            permission_model.objects.get(content_type__app_label=label, codename=codename)
+            permission_model.objects.filter(content_type__app_label=label, codename=codename).first()
             for label, codename in (perm.split(".") for perm in perms)
         ]
-        group.permissions.set(wanted)
+        if None in wanted and not missing_ok:
+            missing = [perm for perm, found in zip(perms, wanted, strict=True) if found is None]
+            raise LookupError(f"role group {name}: no such permissions {missing}")
+        group.permissions.set([permission for permission in wanted if permission is not None])
 
 
 def recreate_role_groups(sender, **kwargs) -> None:

@@ -132,8 +132,8 @@ def submit(agent: Agent, payload: dict, key: str | None = None):
 
 def apply_released(proposal):
     """Run the executor service on the proposal's latest outbox entry; return the receipt."""
-    from executor.models import OutboxEntry
     from executor.services import apply_entry
+    from proposals.models import OutboxEntry
 
     entry = OutboxEntry.objects.filter(proposal=proposal).latest("created_at")
     return apply_entry(entry_id=entry.id, executor={"host": "test", "pid": 0, "task_id": "t"})

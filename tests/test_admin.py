@@ -6,8 +6,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from evidence.models import EvidenceRevision, EvidenceSource
-from executor.models import OutboxEntry, Receipt
-from proposals.models import Proposal
+from executor.models import Receipt
+from proposals.models import OutboxEntry, Proposal
 from tests.factories import create_payload, make_evidence, submit, user_preference
 
 

@@ -2,8 +2,7 @@
 
 from django.core.management import call_command
 
-from executor.models import OutboxEntry
-from proposals.models import Proposal
+from proposals.models import OutboxEntry, Proposal
 
 
 def test_seed_demo_loads_auto_gated_review_and_denied_proposals(db, capsys):

@@ -10,7 +10,8 @@ from bench.context import Context
 from bench.seed import seed_released_backlog
 from bench.textgen import TextGenerator
 from bench.world import make_world
-from executor.models import OutboxEntry, Receipt
+from executor.models import Receipt
+from proposals.models import OutboxEntry
 
 NOT_YET = timedelta(days=365)
 

@@ -26,7 +26,7 @@ SEEDED_TABLES = [
     "memory_core_memoryevidence",
     "proposals_proposal",
     "proposals_proposalevidence",
-    "executor_outboxentry",
+    "proposals_outboxentry",
     "executor_receipt",
 ]
 

@@ -7,7 +7,7 @@ from bench.client import ApiClient
 from bench.context import Context, next_number
 from bench.stats import Run, over_runs
 from bench.world import make_world, preference_payload
-from executor.models import OutboxEntry
+from proposals.models import OutboxEntry
 
 
 def run(ctx: Context) -> dict:

@@ -16,11 +16,11 @@ from bench.seed.world import _World
 from bench.seed.writer import Progress, _chain_receipts, _lock_chain, _Writer
 from bench.textgen import TextGenerator
 from evidence.models import EvidenceRevision
-from executor.models import OutboxEntry, Receipt
+from executor.models import Receipt
 from executor.records import MEMORY_COLUMNS, memory_hash
 from memory_core.models import Memory, MemoryEvidence
 from memory_core.mutations import new_memory
-from proposals.models import Proposal, ProposalEvidence
+from proposals.models import OutboxEntry, Proposal, ProposalEvidence
 from reviews.models import ReviewDecision
 from tenancy.models import Agent, Tenant
 

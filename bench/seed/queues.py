@@ -15,8 +15,7 @@ from bench.seed.world import _World
 from bench.seed.writer import Progress, _write_rows, _Writer
 from bench.textgen import FACTOR, PREFERENCE, TextGenerator
 from evidence.models import EvidenceRevision
-from executor.models import OutboxEntry
-from proposals.models import Proposal, ProposalEvidence
+from proposals.models import OutboxEntry, Proposal, ProposalEvidence
 from tenancy.models import Agent, Tenant
 
 # --- the review queue --------------------------------------------------------------

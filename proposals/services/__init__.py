@@ -4,13 +4,14 @@
 public functions are the steps other apps take on proposals.
 """
 
-from proposals.services.maintenance import (
+from proposals.services.evidence_changes import add_evidence_revision, invalidate_evidence_revision
+from proposals.services.submission import Submission, amend_proposal, submit_proposal, withdraw_proposal
+from proposals.services.system_proposals import (
     block_proposals_citing,
     propose_fences,
     propose_retention_expiries,
     propose_revalidations,
 )
-from proposals.services.submission import Submission, amend_proposal, submit_proposal, withdraw_proposal
 from proposals.services.workflow import (
     conclude_review,
     escalate_to_review,
@@ -21,11 +22,13 @@ from proposals.services.workflow import (
 
 __all__ = [
     "Submission",
+    "add_evidence_revision",
     "amend_proposal",
     "block_proposals_citing",
     "conclude_review",
     "escalate_to_review",
     "expire_overdue_reviews",
+    "invalidate_evidence_revision",
     "propose_fences",
     "propose_retention_expiries",
     "propose_revalidations",

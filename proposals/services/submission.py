@@ -6,7 +6,7 @@ executor in the same transaction.
 """
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -15,14 +15,13 @@ from django.utils import timezone
 from evidence.models import EvidenceRevision
 from proposals.errors import (
     AmendmentChangesTarget,
-    ExecutorNotListening,
     IdempotencyConflict,
     NotSubmitter,
 )
 from proposals.models import InvalidProposalTransition, Proposal, ProposalEvidence
 from proposals.policy import Verdict
 from proposals.services.freezing import STATUS_FOR_VERDICT, freeze_and_classify
-from proposals.signals import proposal_released
+from proposals.services.outbox import release
 from tenancy.models import Agent
 
 
@@ -134,13 +133,6 @@ def _link_evidence(proposal: Proposal, revisions: list[EvidenceRevision]) -> Non
 def release_if_allowed(proposal: Proposal, verdict: Verdict) -> None:
     if proposal.status == Proposal.Status.RELEASED:
         release(proposal, available_at=timezone.now() + timedelta(seconds=verdict.rule.hold_seconds))
-
-
-def release(proposal: Proposal, *, available_at: datetime) -> None:
-    """Hand the proposal to the executor inside the caller's transaction."""
-    if not proposal_released.has_listeners(Proposal):
-        raise ExecutorNotListening("No executor is connected to proposal_released")
-    proposal_released.send(sender=Proposal, proposal=proposal, available_at=available_at)
 
 
 @transaction.atomic(durable=True)

@@ -6,7 +6,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from proposals.models import Proposal
-from proposals.services.submission import release
+from proposals.services.outbox import release
 
 
 def record_executions(outcomes: list[tuple[Proposal, str, bool]]) -> None:

@@ -16,7 +16,7 @@ def create_groups(apps, schema_editor):
         app_config.models_module = True
         create_permissions(app_config, apps=apps, verbosity=0)
         app_config.models_module = None
-    ensure_role_groups(apps.get_model("auth", "Group"), apps.get_model("auth", "Permission"))
+    ensure_role_groups(apps.get_model("auth", "Group"), apps.get_model("auth", "Permission"), missing_ok=True)
 
 
 def delete_groups(apps, schema_editor):

@@ -8,7 +8,7 @@ from django.contrib import admin
 from django.contrib.auth.models import Group, Permission
 from rest_framework.test import APIClient
 
-from executor.models import OutboxEntry
+from proposals.models import OutboxEntry
 from reviews.selectors import AUDIT, DECIDE
 from tenancy.models import Tenant
 from tenancy.services import issue_user_token

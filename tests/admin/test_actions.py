@@ -6,7 +6,8 @@ from django.contrib.auth.models import Permission
 from django.urls import reverse
 
 from evidence.models import EvidenceRevision
-from executor.models import OutboxEntry, Receipt, ReceiptChain
+from executor.models import Receipt, ReceiptChain
+from proposals.models import OutboxEntry
 
 REFUSED = "Refused: a selected row is outside the tenants you may act in."
 
@@ -70,7 +71,7 @@ def test_requeue_is_refused_where_the_operator_only_audits(client, operator_a, t
 
 def test_a_forged_selection_is_refused_not_a_server_error(client, operator_a, tenant_a):
     client.force_login(operator_a)
-    url = reverse("admin:executor_outboxentry_changelist")
+    url = reverse("admin:proposals_outboxentry_changelist")
     response = client.post(url, {"action": "requeue", "_selected_action": ["not-a-uuid"]}, follow=True)
     assert response.status_code == 200
     assert not _requeued(tenant_a.dead_entry)

@@ -15,10 +15,10 @@ from bench.seed import (
 )
 from bench.textgen import TextGenerator
 from executor.audit import memory_problems
-from executor.models import OutboxEntry, Receipt
+from executor.models import Receipt
 from executor.services import apply_entry, lease_due_entries
 from memory_core.models import Memory, MemoryEvidence
-from proposals.models import Proposal
+from proposals.models import OutboxEntry, Proposal
 from reviews.selectors import review_queue
 from tests.factories import make_evidence, make_person
 

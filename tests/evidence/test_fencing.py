@@ -2,9 +2,9 @@
 
 import pytest
 
-from evidence.services import add_evidence_revision
-from executor.models import OutboxEntry, Receipt
-from proposals.models import Proposal
+from executor.models import Receipt
+from proposals.models import OutboxEntry, Proposal
+from proposals.services import add_evidence_revision
 from reviews.services import record_decision
 from tests.factories import (
     apply_released,

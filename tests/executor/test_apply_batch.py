@@ -7,10 +7,10 @@ from django.core.management import call_command
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from executor.models import OutboxEntry, Receipt
+from executor.models import Receipt
 from executor.services import apply_entries, lease_due_entries, lease_for_sweep
 from memory_core.models import Memory
-from proposals.models import Proposal
+from proposals.models import OutboxEntry, Proposal
 from proposals.services import withdraw_proposal
 from tests.factories import create_payload, make_evidence, submit, user_preference
 

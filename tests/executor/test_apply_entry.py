@@ -3,12 +3,11 @@
 import pytest
 from django.core.management import call_command
 
-from evidence.services import invalidate_evidence_revision
-from executor.models import OutboxEntry, Receipt
+from executor.models import Receipt
 from executor.services import apply_entry
 from memory_core.models import Memory
-from proposals.models import Proposal
-from proposals.services import withdraw_proposal
+from proposals.models import OutboxEntry, Proposal
+from proposals.services import invalidate_evidence_revision, withdraw_proposal
 from tests.factories import create_payload, make_evidence, owner_context, submit, user_preference
 
 WORKER = {"host": "test-host", "pid": 1, "task_id": "task"}

@@ -11,10 +11,10 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from guardian.shortcuts import assign_perm, remove_perm
 
-from executor.models import OutboxEntry, Receipt
+from executor.models import Receipt
 from executor.services import apply_entries
 from memory_core.models import Memory
-from proposals.models import Proposal
+from proposals.models import OutboxEntry, Proposal
 from proposals.services import amend_proposal
 from reviews.models import ReviewDecision
 from reviews.selectors import DECIDE

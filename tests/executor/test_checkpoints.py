@@ -10,7 +10,8 @@ from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption,
 from django.core.management import CommandError, call_command
 from django.db import connection, transaction
 
-from executor.models import OutboxEntry, Receipt, ReceiptChain
+from executor.models import Receipt, ReceiptChain
+from proposals.models import OutboxEntry
 
 
 @pytest.fixture

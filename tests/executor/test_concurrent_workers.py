@@ -8,9 +8,10 @@ import redis
 from django.conf import settings
 from django.core.management import call_command
 
-from executor.models import OutboxEntry, Receipt
+from executor.models import Receipt
 from memory_core.models import Memory
 from proposals.api import ProposalSubmitInput
+from proposals.models import OutboxEntry
 from proposals.services import submit_proposal
 from tests.factories import make_evidence, owner_context
 from tests.workers import celery_worker, wait_until

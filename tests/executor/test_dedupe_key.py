@@ -5,10 +5,10 @@ from django.core.management import call_command
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from executor.models import OutboxEntry, Receipt
+from executor.models import Receipt
 from executor.services import apply_entries
 from memory_core.models import Memory
-from proposals.models import Proposal
+from proposals.models import OutboxEntry, Proposal
 from tests.factories import (
     apply_released,
     approve,

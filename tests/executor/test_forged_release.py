@@ -13,9 +13,9 @@ import redis
 from django.conf import settings
 from django.core.management import call_command
 
-from executor.models import OutboxEntry, Receipt
+from executor.models import Receipt
 from memory_core.models import Memory
-from proposals.models import Proposal
+from proposals.models import OutboxEntry, Proposal
 from tests.factories import apply_released, create_payload, factor_fact, make_evidence, make_person, submit
 from tests.workers import celery_worker, wait_until
 from tests.workers import test_database_url as database_url_as
@@ -37,7 +37,7 @@ def _forge_approval_and_release(proposal: Proposal, pm) -> uuid.UUID:
         )
         web.execute("UPDATE proposals_proposal SET status = 'released' WHERE id = %s", [proposal.pk])
         web.execute(
-            "INSERT INTO executor_outboxentry (id, tenant_id, proposal_id, action_digest, status, attempts,"
+            "INSERT INTO proposals_outboxentry (id, tenant_id, proposal_id, action_digest, status, attempts,"
             " available_at, last_error, requested_by, created_at, updated_at)"
             " SELECT %s, tenant_id, id, action_digest, 'pending', 0, now(), '', '', now(), now()"
             " FROM proposals_proposal WHERE id = %s",

@@ -6,11 +6,11 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from evidence.models import EvidenceRevision
-from evidence.services import add_evidence_revision, invalidate_evidence_revision
 from executor.models import Receipt, ReceiptChain
 from memory_core import mutations
 from memory_core.models import Memory, MemoryEvidence
 from proposals.models import Proposal
+from proposals.services import add_evidence_revision, invalidate_evidence_revision
 from tests.factories import (
     apply_released,
     approve,

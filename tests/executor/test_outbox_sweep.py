@@ -4,8 +4,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from executor.models import OutboxEntry
 from executor.services import lease_due_entries
+from proposals.models import OutboxEntry
 from tests.factories import create_payload, make_evidence, submit, user_preference
 
 

@@ -16,9 +16,10 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from executor.models import OutboxEntry, Receipt
+from executor.models import Receipt
 from executor.services import apply_entries
 from memory_core.models import AccessEvent, Memory
+from proposals.models import OutboxEntry
 from proposals.services import expire_overdue_reviews, propose_retention_expiries
 from tenancy.services import grant_delegation, issue_user_token
 from tests.factories import create_payload, factor_fact, make_person, owner_context, user_preference
@@ -156,7 +157,7 @@ def test_the_web_and_executor_processes_run_on_their_grants_alone(agent, other_a
         admin = Client()
         assert admin.login(username="root", password="pw")
         requeue = {"action": "requeue", "_selected_action": [str(dead.get().pk)]}
-        assert admin.post("/admin/executor/outboxentry/", requeue).status_code == 302
+        assert admin.post("/admin/proposals/outboxentry/", requeue).status_code == 302
     with connected_as("custodian_executor"):
         assert _drain() == 1
     assert Receipt.objects.filter(outbox_entry__in=dead, outcome="requeued").count() == 1

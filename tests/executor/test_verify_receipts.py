@@ -134,8 +134,8 @@ def test_a_forged_chain_head_is_detected(chain):
 
 def test_a_fresh_demo_verifies_on_this_database(db, capsys):
     """On SQLite, ids read back as 32 hex digits once made every receipt look forged."""
-    from executor.models import OutboxEntry
     from executor.services import apply_entry
+    from proposals.models import OutboxEntry
 
     call_command("seed_demo")
     for entry_id in OutboxEntry.objects.values_list("id", flat=True):

@@ -5,9 +5,10 @@ import redis
 from django.conf import settings
 from django.core.management import call_command
 
-from executor.models import OutboxEntry, Receipt
+from executor.models import Receipt
 from executor.tasks import apply_entry_task
 from memory_core.models import Memory
+from proposals.models import OutboxEntry
 from tests.factories import create_payload, make_evidence, user_preference
 from tests.workers import celery_worker, wait_until
 

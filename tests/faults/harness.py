@@ -523,7 +523,7 @@ def assert_applied_exactly_once(
     assert statuses == {"applied": expected}, f"proposal statuses {statuses}, expected {expected} applied"
     entries = dict(
         q(
-            "SELECT status, count(*) FROM executor_outboxentry"
+            "SELECT status, count(*) FROM proposals_outboxentry"
             " WHERE NOT proposal_id::text = ANY(%s) GROUP BY 1",
             (skip,),
         )
@@ -531,13 +531,13 @@ def assert_applied_exactly_once(
     assert entries == {"done": expected}, f"outbox entry statuses {entries}"
     not_one_entry = q(
         "SELECT p.id, count(e.id) FROM proposals_proposal p"
-        " LEFT JOIN executor_outboxentry e ON e.proposal_id = p.id"
+        " LEFT JOIN proposals_outboxentry e ON e.proposal_id = p.id"
         " WHERE NOT p.id::text = ANY(%s) GROUP BY p.id HAVING count(e.id) <> 1",
         (skip,),
     )
     assert not not_one_entry, f"proposals without exactly one outbox entry: {not_one_entry[:5]}"
     without_receipt = q(
-        "SELECT e.id FROM executor_outboxentry e LEFT JOIN executor_receipt r ON r.outbox_entry_id = e.id"
+        "SELECT e.id FROM proposals_outboxentry e LEFT JOIN executor_receipt r ON r.outbox_entry_id = e.id"
         " WHERE r.id IS NULL AND NOT e.proposal_id::text = ANY(%s)",
         (skip,),
     )
@@ -584,8 +584,8 @@ def assert_applied_exactly_once(
         (skip,),
     )
     assert history_rows == expected, f"{history_rows} memory history rows for {expected} memories"
-    retried = stack.scalar("SELECT count(*) FROM executor_outboxentry WHERE attempts > 1")
-    max_attempts = stack.scalar("SELECT coalesce(max(attempts), 0) FROM executor_outboxentry")
+    retried = stack.scalar("SELECT count(*) FROM proposals_outboxentry WHERE attempts > 1")
+    max_attempts = stack.scalar("SELECT coalesce(max(attempts), 0) FROM proposals_outboxentry")
     return {"retried_entries": retried, "max_attempts": max_attempts}
 
 

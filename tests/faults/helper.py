@@ -104,8 +104,7 @@ def poison(args) -> dict:
     """
     from django.db import transaction
 
-    from executor.models import OutboxEntry
-    from proposals.models import Proposal
+    from proposals.models import OutboxEntry, Proposal
     from proposals.services.submission import create_proposal
 
     agent = _agent()
@@ -152,8 +151,7 @@ def set_confidence(args) -> dict:
     """Poison or cure a released proposal after the fact (as an operator fixing the cause would)."""
     from django.db import transaction
 
-    from executor.models import OutboxEntry
-    from proposals.models import Proposal
+    from proposals.models import OutboxEntry, Proposal
 
     with transaction.atomic():
         proposal = Proposal.objects.select_for_update().get(pk=args.proposal)
@@ -172,8 +170,8 @@ def set_confidence(args) -> dict:
 
 
 def requeue(args) -> dict:
-    from executor.models import OutboxEntry
     from executor.services import requeue_dead_entry
+    from proposals.models import OutboxEntry
 
     entry = OutboxEntry.objects.get(
         proposal_id=args.proposal, status=OutboxEntry.Status.DEAD, requeued_as__isnull=True

@@ -29,7 +29,7 @@ def test_proposal_committed_by_a_process_that_died_before_the_nudge_is_still_exe
     # Committed, released, with a pending outbox row, and nothing ever reached the broker.
     statuses = stack.rows(
         "SELECT p.status, e.status, e.attempts FROM proposals_proposal p"
-        " JOIN executor_outboxentry e ON e.proposal_id = p.id WHERE p.id::text = ANY(%s)",
+        " JOIN proposals_outboxentry e ON e.proposal_id = p.id WHERE p.id::text = ANY(%s)",
         (crashed,),
     )
     assert sorted(statuses) == [("released", "pending", 0)] * CRASHES, statuses

@@ -22,7 +22,7 @@ BEFORE, AFTER = scaled(20, 200), scaled(40, 400)
 def _entries(stack, where: str, params: tuple) -> list[dict]:
     rows = stack.rows(
         "SELECT e.id::text, e.status, e.attempts, e.last_error, e.requeued_from_id::text, r.outcome, r.reason"
-        " FROM executor_outboxentry e LEFT JOIN executor_receipt r ON r.outbox_entry_id = e.id"
+        " FROM proposals_outboxentry e LEFT JOIN executor_receipt r ON r.outbox_entry_id = e.id"
         f" WHERE {where} ORDER BY e.created_at",
         params,
     )

@@ -106,7 +106,7 @@ def test_api_accepts_proposals_while_redis_is_down(make_stack):
     """Redis only carries nudges (the outbox is the truth), so a Redis outage must not take the API down.
 
     Submitting commits the proposal and its outbox row; the nudge fails quietly
-    (``executor.receivers.nudge``) and the sweep sends it once Redis is back.
+    (``proposals.services.outbox.nudge``) and the sweep sends it once Redis is back.
     """
     stack = make_stack()
     token = stack.helper("setup")["token"]

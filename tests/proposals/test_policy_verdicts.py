@@ -2,10 +2,9 @@
 
 import pytest
 
-from evidence.services import add_evidence_revision
-from executor.models import OutboxEntry
-from proposals.models import Proposal
+from proposals.models import OutboxEntry, Proposal
 from proposals.policy import active_rule_set
+from proposals.services import add_evidence_revision
 from tenancy.services import grant_delegation
 from tests.factories import (
     apply_released,

@@ -6,8 +6,7 @@ import pytest
 from django.db import connection
 
 from core.errors import DomainError
-from executor.models import OutboxEntry
-from proposals.models import Proposal
+from proposals.models import OutboxEntry, Proposal
 from reviews.services import record_decision
 from tests.factories import make_person
 

@@ -5,10 +5,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from executor.models import OutboxEntry, Receipt
+from executor.models import Receipt
 from memory_core.models import Memory
 from proposals.errors import ProposalNotFound
-from proposals.models import Proposal
+from proposals.models import OutboxEntry, Proposal
 from proposals.services import amend_proposal, expire_overdue_reviews
 from reviews import errors
 from reviews.models import ReviewDecision

@@ -53,12 +53,12 @@ WEB_WRITES = {
     "proposals_proposalevidence": "INSERT, UPDATE, DELETE",
     "reviews_reviewdecision": "INSERT",
     "reviews_historicalreviewdecision": "INSERT",
-    "executor_outboxentry": "INSERT, UPDATE (updated_at)",  # UPDATE only to lock a dead entry to requeue it
+    "proposals_outboxentry": "INSERT, UPDATE (updated_at)",  # UPDATE only to lock a dead entry to requeue it
     "memory_core_accessevent": "INSERT",
     "memory_core_accesseventitem": "INSERT",
 }
 EXECUTOR_WRITES = {
-    "executor_outboxentry": "INSERT, UPDATE",  # INSERT: proposals it makes itself may release at once
+    "proposals_outboxentry": "INSERT, UPDATE",  # INSERT: proposals it makes itself may release at once
     "executor_receipt": "INSERT",
     "executor_receiptchain": "INSERT, UPDATE",
     "memory_core_memory": "INSERT, UPDATE, DELETE",

@@ -9,8 +9,8 @@ from django.core.management.base import BaseCommand
 from guardian.shortcuts import assign_perm
 
 from core.canonical import digest
-from evidence.services import add_evidence_revision, register_evidence
-from proposals.services import submit_proposal
+from evidence.services import register_evidence
+from proposals.services import add_evidence_revision, submit_proposal
 from reviews.selectors import AUDIT, DECIDE
 from tenancy.models import Tenant
 from tenancy.services import create_tenant, grant_delegation, issue_agent_token

@@ -1,7 +1,13 @@
+"""The evidence admin: browse sources and revisions; invalidation is an action with consequences.
+
+Registered from ``proposals.admin`` because invalidating fences memories and
+blocks proposals (``proposals.services.evidence_changes``).
+"""
+
 from django.contrib import admin, messages
 
 from evidence.models import EvidenceRevision, EvidenceSource
-from evidence.services import invalidate_evidence_revision
+from proposals.services import invalidate_evidence_revision
 from tenancy.admin import OPERATE, TenantReadOnlyAdmin
 
 

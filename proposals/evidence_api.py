@@ -1,4 +1,8 @@
-"""REST endpoints for evidence (agents)."""
+"""REST endpoints for evidence (agents).
+
+They live in proposals, above the evidence app: revising or invalidating
+evidence blocks proposals and fences memories (``services.evidence_changes``).
+"""
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -9,7 +13,8 @@ from core.api.serializers import ChoiceField, StrictSerializer
 from evidence.errors import InvalidationNotPermitted
 from evidence.models import EvidenceRevision, EvidenceSource
 from evidence.selectors import evidence_revision, evidence_source
-from evidence.services import add_evidence_revision, invalidate_evidence_revision, register_evidence
+from evidence.services import register_evidence
+from proposals.services import add_evidence_revision, invalidate_evidence_revision
 
 
 class EvidenceRevisionOutput(serializers.ModelSerializer):
