@@ -238,14 +238,14 @@ CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_DEFAULT_QUEUE = "executor"
-CELERY_TASK_ROUTES = {"executor.*": {"queue": "executor"}}
+CELERY_TASK_ROUTES = {"executor.*": {"queue": "executor"}, "proposals.*": {"queue": "executor"}}
 CELERY_BEAT_SCHEDULE = {
     "sweep-outbox": {
         "task": "executor.sweep_outbox",
         "schedule": timedelta(seconds=float(os.environ.get("CUSTODIAN_SWEEP_SECONDS", 5))),
     },
-    "expire-reviews": {"task": "executor.expire_reviews", "schedule": timedelta(minutes=1)},
-    "retention-sweep": {"task": "executor.retention_sweep", "schedule": timedelta(minutes=1)},
+    "expire-reviews": {"task": "proposals.expire_reviews", "schedule": timedelta(minutes=1)},
+    "retention-sweep": {"task": "proposals.retention_sweep", "schedule": timedelta(minutes=1)},
 }
 
 # Ed25519 key (base64, 32 bytes) that signs receipt-chain checkpoints; keep it out of the database.

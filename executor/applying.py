@@ -56,7 +56,7 @@ class _Writes:
 
 
 @transaction.atomic(durable=True)
-def apply_batch(entry_ids: list[Any], executor: dict[str, Any]) -> tuple[list[Receipt], list[Any]]:
+def apply_batch(entry_ids: list[Any], worker: dict[str, Any]) -> tuple[list[Receipt], list[Any]]:
     """Apply claimed entries exactly once; return their receipts and the ids left for the next batch.
 
     An entry whose memory an earlier entry of this batch already touched is
@@ -111,7 +111,7 @@ def apply_batch(entry_ids: list[Any], executor: dict[str, Any]) -> tuple[list[Re
             evidence[proposal.pk],
             authorities[proposal.pk],
             holders,
-            executor,
+            worker,
             writes,
         )
     create_memories(writes.created)
@@ -151,7 +151,7 @@ def _apply_one(
     evidence: list[EvidenceRevision],
     authority: Authority,
     key_holders: list[Any],
-    executor: dict[str, Any],
+    worker: dict[str, Any],
     writes: _Writes,
 ) -> None:
     before = (memory.revision, memory.content_hash) if memory else (None, "")
@@ -184,7 +184,7 @@ def _apply_one(
             "decision_ids": check.decision_ids,
             "effects": effects,
             "policy_fingerprint": proposal.policy_fingerprint,
-            "executor": executor,
+            "executor": worker,
         }
     )
 

@@ -25,18 +25,11 @@ logger = logging.getLogger(__name__)
 Outcome = Receipt.Outcome
 
 
-def apply_entry(*, entry_id: Any, executor: dict[str, Any]) -> Receipt | None:
-    """Apply one outbox entry exactly once; return its receipt (None if dead or unknown).
+def apply_entries(*, entry_ids: list[Any], worker: dict[str, Any]) -> int:
+    """Apply outbox entries, each exactly once; return how many receipts were written.
 
-    Raises what applying raised; the caller records the failed attempt.
-    """
-    if _claim([entry_id]):
-        apply_batch([entry_id], executor)
-    return Receipt.objects.filter(outbox_entry_id=entry_id).first()
-
-
-def apply_entries(*, entry_ids: list[Any], executor: dict[str, Any]) -> int:
-    """Apply a batch of outbox entries, each exactly once; return how many receipts were written.
+    The executor's one entry point (the Celery tasks call it); ``worker``
+    names the process (host, pid, task id) in every receipt.
 
     If the batch fails, each entry is retried alone, so one poison entry
     costs the others nothing: only its failure is recorded and, past the
@@ -45,20 +38,20 @@ def apply_entries(*, entry_ids: list[Any], executor: dict[str, Any]) -> int:
     pending, written = _claim(entry_ids), 0
     while pending:
         try:
-            receipts, pending = apply_batch(pending, executor)
+            receipts, pending = apply_batch(pending, worker)
         except Exception as exc:
             if len(pending) == 1:
                 _record_failure(pending[0], exc)
                 return written
             logger.warning("a batch of %s entries failed (%s); applying each alone", len(pending), exc)
-            return written + sum(_apply_alone(entry_id, executor) for entry_id in pending)
+            return written + sum(_apply_alone(entry_id, worker) for entry_id in pending)
         written += len(receipts)
     return written
 
 
-def _apply_alone(entry_id: Any, executor: dict[str, Any]) -> int:
+def _apply_alone(entry_id: Any, worker: dict[str, Any]) -> int:
     try:
-        receipts, _ = apply_batch([entry_id], executor)
+        receipts, _ = apply_batch([entry_id], worker)
     except Exception as exc:
         _record_failure(entry_id, exc)
         return 0

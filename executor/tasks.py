@@ -21,7 +21,7 @@ def apply_entry_task(self, entry_id: str) -> None:
         return  # applied, or leased by a batch or the sweep (which redelivers it if that fails)
     identity = {"host": socket.gethostname(), "pid": os.getpid(), "task_id": self.request.id or ""}
     others = lease_due_entries(limit=settings.CUSTODIAN_EXECUTOR_BATCH - 1)
-    apply_entries(entry_ids=list(dict.fromkeys([entry_id, *map(str, others)])), executor=identity)
+    apply_entries(entry_ids=list(dict.fromkeys([entry_id, *map(str, others)])), worker=identity)
 
 
 @shared_task(name="executor.apply_entries", bind=True, acks_late=True, ignore_result=True)
@@ -30,7 +30,7 @@ def apply_entries_task(self, entry_ids: list[str]) -> None:
     from executor.services import apply_entries
 
     identity = {"host": socket.gethostname(), "pid": os.getpid(), "task_id": self.request.id or ""}
-    apply_entries(entry_ids=entry_ids, executor=identity)
+    apply_entries(entry_ids=entry_ids, worker=identity)
     if len(entry_ids) >= settings.CUSTODIAN_EXECUTOR_BATCH:
         sweep_outbox_task.delay()
 
@@ -45,19 +45,3 @@ def sweep_outbox_task() -> int:
     for start in range(0, len(ids), size):
         apply_entries_task.delay(ids[start : start + size])
     return len(ids)
-
-
-@shared_task(name="executor.expire_reviews", ignore_result=True)
-def expire_reviews_task() -> int:
-    """Expire proposals whose review window closed (lives here: the only tasks module)."""
-    from proposals.services import expire_overdue_reviews
-
-    return expire_overdue_reviews()
-
-
-@shared_task(name="executor.retention_sweep", ignore_result=True)
-def retention_sweep_task() -> int:
-    """Propose expiry for memories whose TTL has passed (recall already hides them)."""
-    from proposals.services import propose_retention_expiries
-
-    return propose_retention_expiries()

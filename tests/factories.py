@@ -130,13 +130,23 @@ def submit(agent: Agent, payload: dict, key: str | None = None):
     ).proposal
 
 
+TEST_WORKER = {"host": "test", "pid": 0, "task_id": "t"}
+
+
+def apply_entry(entry_id, worker: dict | None = None):
+    """Apply one outbox entry through the executor's entry point; return its receipt, if it has one."""
+    from executor.models import Receipt
+    from executor.services import apply_entries
+
+    apply_entries(entry_ids=[entry_id], worker=worker or TEST_WORKER)
+    return Receipt.objects.filter(outbox_entry_id=entry_id).first()
+
+
 def apply_released(proposal):
-    """Run the executor service on the proposal's latest outbox entry; return the receipt."""
-    from executor.services import apply_entry
+    """Run the executor on the proposal's latest outbox entry; return the receipt."""
     from proposals.models import OutboxEntry
 
-    entry = OutboxEntry.objects.filter(proposal=proposal).latest("created_at")
-    return apply_entry(entry_id=entry.id, executor={"host": "test", "pid": 0, "task_id": "t"})
+    return apply_entry(OutboxEntry.objects.filter(proposal=proposal).latest("created_at").id)
 
 
 def make_person(username: str, tenant=None, perm: str = "tenancy.decide_proposal") -> User:

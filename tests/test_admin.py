@@ -137,9 +137,9 @@ def test_requeue_action_writes_a_requeued_receipt_for_a_dead_entry(admin_client,
     assert not Receipt.objects.filter(outbox_entry=entry).exists()  # the web side writes no receipt
     successor = OutboxEntry.objects.get(requeued_from=entry)
     assert successor.status == OutboxEntry.Status.PENDING
-    from executor.services import apply_entry
+    from tests.factories import apply_entry
 
-    apply_entry(entry_id=successor.id, executor={"host": "t", "pid": 1, "task_id": "t"})
+    apply_entry(successor.id, {"host": "t", "pid": 1, "task_id": "t"})
     receipt = Receipt.objects.get(outbox_entry=entry)
     assert receipt.outcome == Receipt.Outcome.REQUEUED
     assert admin_user.get_username() in receipt.reason

@@ -5,6 +5,7 @@ public functions are the steps other apps take on proposals.
 """
 
 from proposals.services.evidence_changes import add_evidence_revision, invalidate_evidence_revision
+from proposals.services.purge import scrub_purged_content
 from proposals.services.submission import Submission, amend_proposal, submit_proposal, withdraw_proposal
 from proposals.services.system_proposals import (
     block_proposals_citing,
@@ -17,7 +18,6 @@ from proposals.services.workflow import (
     escalate_to_review,
     expire_overdue_reviews,
     record_executions,
-    scrub_purged_content,
 )
 
 __all__ = [

@@ -16,11 +16,11 @@ from bench.seed import (
 from bench.textgen import TextGenerator
 from executor.audit import memory_problems
 from executor.models import Receipt
-from executor.services import apply_entry, lease_due_entries
+from executor.services import lease_due_entries
 from memory_core.models import Memory, MemoryEvidence
 from proposals.models import OutboxEntry, Proposal
 from reviews.selectors import review_queue
-from tests.factories import make_evidence, make_person
+from tests.factories import apply_entry, make_evidence, make_person
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -104,7 +104,7 @@ def test_backlog_is_swept_and_applied_by_the_executor(seeded, capsys):
     leased = lease_due_entries(limit=BACKLOG + 10)
     assert set(leased) == set(entry_ids)
     outcomes = {
-        apply_entry(entry_id=entry_id, executor={"host": "test", "pid": 0, "task_id": str(entry_id)}).outcome
+        apply_entry(entry_id, {"host": "test", "pid": 0, "task_id": str(entry_id)}).outcome
         for entry_id in entry_ids
     }
     assert outcomes == {Receipt.Outcome.APPLIED}

@@ -48,8 +48,8 @@ def test_a_batch_applies_every_entry_once_with_a_verifiable_chain(agent):
     proposals = _preferences(agent, 12, evidence)
     withdraw_proposal(agent=agent.agent, proposal=proposals[0])
     ids = _entry_ids(proposals)
-    assert apply_entries(entry_ids=ids, executor=WORKER) == 12
-    assert apply_entries(entry_ids=ids, executor=WORKER) == 0  # a redelivered batch changes nothing
+    assert apply_entries(entry_ids=ids, worker=WORKER) == 12
+    assert apply_entries(entry_ids=ids, worker=WORKER) == 0  # a redelivered batch changes nothing
     outcomes = sorted(Receipt.objects.values_list("outcome", flat=True))
     assert outcomes == ["applied"] * 11 + ["withdrawn"]
     assert Memory.objects.count() == 11
@@ -63,9 +63,9 @@ def test_queries_per_batch_do_not_grow_with_its_size(agent):
     evidence = [make_evidence(agent.agent), make_evidence(agent.agent)]
     small, large = _entry_ids(_preferences(agent, 3, evidence)), _entry_ids(_preferences(agent, 30, evidence))
     with CaptureQueriesContext(connection) as few:
-        apply_entries(entry_ids=small, executor=WORKER)
+        apply_entries(entry_ids=small, worker=WORKER)
     with CaptureQueriesContext(connection) as many:
-        apply_entries(entry_ids=large, executor=WORKER)
+        apply_entries(entry_ids=large, worker=WORKER)
     assert len(many) == len(few)
     assert Receipt.objects.filter(outcome="applied").count() == 33
 
@@ -74,7 +74,7 @@ def test_a_poison_entry_fails_alone_and_the_rest_of_its_batch_applies(agent):
     evidence = [make_evidence(agent.agent)]
     proposals = _preferences(agent, 5, evidence)
     _poison(proposals[2])
-    assert apply_entries(entry_ids=_entry_ids(proposals), executor=WORKER) == 4
+    assert apply_entries(entry_ids=_entry_ids(proposals), worker=WORKER) == 4
     poisoned = OutboxEntry.objects.get(proposal=proposals[2])
     assert poisoned.status == OutboxEntry.Status.PENDING and poisoned.attempts == 1
     assert "memory_confidence_0_1" in poisoned.last_error
@@ -86,7 +86,7 @@ def test_a_poison_entry_fails_alone_and_the_rest_of_its_batch_applies(agent):
 def test_a_second_change_to_a_memory_in_the_same_batch_waits_for_the_first(agent):
     evidence = [make_evidence(agent.agent)]
     (created,) = _preferences(agent, 1, evidence)
-    apply_entries(entry_ids=_entry_ids([created]), executor=WORKER)
+    apply_entries(entry_ids=_entry_ids([created]), worker=WORKER)
     memory = Memory.objects.get(pk=created.target_memory_id)
     updates = [
         submit(
@@ -102,7 +102,7 @@ def test_a_second_change_to_a_memory_in_the_same_batch_waits_for_the_first(agent
         )
         for n in range(2)
     ]
-    apply_entries(entry_ids=_entry_ids(updates), executor=WORKER)
+    apply_entries(entry_ids=_entry_ids(updates), worker=WORKER)
     outcomes = sorted(Receipt.objects.filter(proposal__in=updates).values_list("outcome", flat=True))
     assert outcomes == ["applied", "stale"]  # compare-and-swap on revision 1 lets exactly one through
     assert Memory.objects.get(pk=memory.pk).revision == 2
@@ -135,6 +135,6 @@ def test_a_leased_entry_locked_for_an_instant_elsewhere_is_still_claimed(agent):
     holder.start()
     assert held.wait(10)
     threading.Timer(0.5, release.set).start()
-    assert apply_entries(entry_ids=ids, executor=WORKER) == 3
+    assert apply_entries(entry_ids=ids, worker=WORKER) == 3
     holder.join()
     assert not OutboxEntry.objects.exclude(status=OutboxEntry.Status.DONE).exists()

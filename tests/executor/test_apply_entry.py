@@ -4,18 +4,17 @@ import pytest
 from django.core.management import call_command
 
 from executor.models import Receipt
-from executor.services import apply_entry
 from memory_core.models import Memory
 from proposals.models import OutboxEntry, Proposal
 from proposals.services import invalidate_evidence_revision, withdraw_proposal
-from tests.factories import create_payload, make_evidence, owner_context, submit, user_preference
+from tests.factories import apply_entry, create_payload, make_evidence, owner_context, submit, user_preference
 
 WORKER = {"host": "test-host", "pid": 1, "task_id": "task"}
 
 
 def _apply(proposal) -> Receipt:
     entry = OutboxEntry.objects.filter(proposal=proposal).latest("created_at")
-    return apply_entry(entry_id=entry.id, executor=WORKER)  # a worker identity the tests can check
+    return apply_entry(entry.id, WORKER)  # a worker identity the tests can check
 
 
 def _update(agent, memory, statement, base_revision=None):
@@ -141,7 +140,7 @@ def test_failing_entry_is_dead_lettered_after_the_attempt_cap(agent, settings):
     proposal = submit(agent.agent, create_payload(user_preference(), [make_evidence(agent.agent)]))
     entry = OutboxEntry.objects.get(proposal=proposal)
     OutboxEntry.objects.filter(pk=entry.pk).update(attempts=2)
-    assert apply_entry(entry_id=entry.id, executor=WORKER) is None
+    assert apply_entry(entry.id, WORKER) is None
     entry.refresh_from_db()
     assert entry.status == OutboxEntry.Status.DEAD
     assert not Memory.objects.exists()
@@ -154,7 +153,7 @@ def test_requeue_of_a_dead_entry_writes_its_own_receipt_and_then_applies(agent):
     entry = OutboxEntry.objects.get(proposal=proposal)
     OutboxEntry.objects.filter(pk=entry.pk).update(status=OutboxEntry.Status.DEAD, last_error="boom")
     successor = requeue_dead_entry(entry=entry, requested_by="auditor")
-    applied = apply_entry(entry_id=successor.id, executor=WORKER)
+    applied = apply_entry(successor.id, WORKER)
     requeue_receipt = Receipt.objects.get(outbox_entry=entry)
     assert requeue_receipt.outcome == Receipt.Outcome.REQUEUED
     assert "auditor" in requeue_receipt.reason

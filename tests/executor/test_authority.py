@@ -208,9 +208,9 @@ def test_re_checking_approvals_costs_the_same_queries_for_any_batch_size(agent):
     small, large = approved(2), approved(8)
     worker = {"host": "test", "pid": 0, "task_id": "t"}
     with CaptureQueriesContext(connection) as few:
-        assert apply_entries(entry_ids=small, executor=worker) == 2
+        assert apply_entries(entry_ids=small, worker=worker) == 2
     with CaptureQueriesContext(connection) as many:
-        assert apply_entries(entry_ids=large, executor=worker) == 8
+        assert apply_entries(entry_ids=large, worker=worker) == 8
     assert len(many) == len(few)
     assert Receipt.objects.filter(outcome="applied").count() == 10
 

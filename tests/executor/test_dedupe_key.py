@@ -61,7 +61,7 @@ def test_two_identical_creates_released_before_either_applies_leave_one_active_m
 def test_in_one_batch_the_second_claim_on_a_key_is_verified_after_the_first_commits(agent):
     proposals = [_create(agent), _create(agent, "Alice prefers daily summaries")]
     ids = list(OutboxEntry.objects.filter(proposal__in=proposals).values_list("pk", flat=True))
-    assert apply_entries(entry_ids=ids, executor=WORKER) == 2
+    assert apply_entries(entry_ids=ids, worker=WORKER) == 2
     outcomes = dict(Receipt.objects.values_list("proposal_id", "outcome"))
     assert sorted(outcomes.values()) == ["applied", "dedupe_conflict"]
     assert len(_active_on_key()) == 1

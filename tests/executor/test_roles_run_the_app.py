@@ -62,7 +62,7 @@ def _submit(api, key: str, payload: dict) -> dict:
 
 def _drain() -> int:
     pending = OutboxEntry.objects.exclude(status__in=["done", "dead"]).values_list("id", flat=True)
-    return apply_entries(entry_ids=list(pending), executor=WORKER)
+    return apply_entries(entry_ids=list(pending), worker=WORKER)
 
 
 def _decide(reviewer, proposal: dict, decision: str = "approve") -> None:

@@ -134,12 +134,12 @@ def test_a_forged_chain_head_is_detected(chain):
 
 def test_a_fresh_demo_verifies_on_this_database(db, capsys):
     """On SQLite, ids read back as 32 hex digits once made every receipt look forged."""
-    from executor.services import apply_entry
     from proposals.models import OutboxEntry
+    from tests.factories import apply_entry
 
     call_command("seed_demo")
     for entry_id in OutboxEntry.objects.values_list("id", flat=True):
-        apply_entry(entry_id=entry_id, executor={"host": "test", "pid": 0, "task_id": str(entry_id)})
+        apply_entry(entry_id, {"host": "test", "pid": 0, "task_id": str(entry_id)})
     call_command("verify_receipts")
     assert "ok quant-research: 3 receipts verified, memories match" in capsys.readouterr().out
 

@@ -1,0 +1,19 @@
+"""Celery beat jobs over proposals: closing lapsed reviews and proposing retention expiries."""
+
+from celery import shared_task
+
+
+@shared_task(name="proposals.expire_reviews", ignore_result=True)
+def expire_reviews_task() -> int:
+    """Expire proposals whose review window closed."""
+    from proposals.services import expire_overdue_reviews
+
+    return expire_overdue_reviews()
+
+
+@shared_task(name="proposals.retention_sweep", ignore_result=True)
+def retention_sweep_task() -> int:
+    """Propose expiry for memories whose TTL has passed (recall already hides them)."""
+    from proposals.services import propose_retention_expiries
+
+    return propose_retention_expiries()
