@@ -158,7 +158,9 @@ def _postgres(memories: QuerySet, groups: list[tuple[str, ...]], tenant_id) -> Q
         total += frequency
     pool = scored.filter(document=LexemeQuery(selected))
     if len(selected) < sum(len(found) for _, found in weighted) and not pool.exists():
+        # The filters left none of the rare words' memories: let the common words select too.
         pool = scored.filter(document=LexemeQuery(set().union(*(found for _, found in weighted))))
+        total = sum(frequency for frequency, _ in weighted)
     score = sum(
         (
             Case(
@@ -172,9 +174,9 @@ def _postgres(memories: QuerySet, groups: list[tuple[str, ...]], tenant_id) -> Q
     )
     length = Func(F("document"), function="length", output_field=FloatField())
     norm = Value(K1 + 1) / (Value(1 + K1 * (1 - B)) + Value(K1 * B / average) * length)
-    return scored.filter(pk__in=pool.values("pk")[:MAX_CANDIDATES]).annotate(
-        rank=ExpressionWrapper(score * norm, output_field=FloatField())
-    )
+    if total > MAX_CANDIDATES:  # only common words: rank an arbitrary capped share of their matches
+        pool = scored.filter(pk__in=pool.values("pk")[:MAX_CANDIDATES])
+    return pool.annotate(rank=ExpressionWrapper(score * norm, output_field=FloatField()))
 
 
 @functools.lru_cache(maxsize=1)

@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from bench.client import ApiClient
 from bench.context import Context
 from bench.conversations import Conversation, Dataset, Turn, generate
+from bench.parts.recall import _vacuum_analyze
 from bench.parts.submit import wait_for_outbox
 from bench.quality import baseline, evaluate
 from bench.stats import Run
@@ -38,6 +39,7 @@ def run(ctx: Context) -> dict:
         load_seconds = time.perf_counter() - started
     finally:
         ctx.stack.stop_workers()
+    _vacuum_analyze()
     keys = _turn_keys(world.tenant)
     answers, latency = _ask(ctx, world, dataset, keys)
     return {
