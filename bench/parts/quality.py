@@ -11,6 +11,8 @@ the served memories are scored against the question's gold turns
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from django.db import connection
+
 from bench.client import ApiClient
 from bench.context import Context
 from bench.conversations import Conversation, Dataset, Turn, generate
@@ -39,7 +41,8 @@ def run(ctx: Context) -> dict:
         load_seconds = time.perf_counter() - started
     finally:
         ctx.stack.stop_workers()
-    _vacuum_analyze()
+    if connection.vendor == "postgresql":
+        _vacuum_analyze()
     keys = _turn_keys(world.tenant)
     answers, latency = _ask(ctx, world, dataset, keys)
     return {
