@@ -3,6 +3,7 @@
 python -m bench                      # the full run (make bench)
 python -m bench --scale smoke        # seconds; CI runs this
 python -m bench --only recall,verify # some parts (see bench/README.md)
+python -m bench --only quality --embedded  # on the embedded default (SQLite, filesystem broker)
 """
 
 import argparse
@@ -16,7 +17,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PARTS = ["submit", "e2e", "drain", "review", "recall", "floor", "startup"]
+PARTS = ["submit", "e2e", "drain", "review", "recall", "floor", "startup", "quality"]
+EMBEDDED_PARTS = {"quality"}  # the others seed with PostgreSQL's COPY
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,27 +34,41 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--web-workers", type=int, default=4)
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument(
+        "--embedded",
+        action="store_true",
+        help="run on the embedded default (a fresh SQLite file and filesystem broker under --out)",
+    )
     args = parser.parse_args(argv)
     parts = [part.strip() for part in args.only.split(",") if part.strip()]
     unknown = set(parts) - set(PARTS)
     if unknown:
         parser.error(f"unknown parts: {sorted(unknown)}")
+    if args.embedded and set(parts) - EMBEDDED_PARTS:
+        parser.error(f"--embedded runs only {sorted(EMBEDDED_PARTS)}")
 
     # Configure Django for this database before anything imports a model.
-    os.environ["DATABASE_URL"] = args.database_url
-    os.environ["REDIS_URL"] = args.redis_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    from bench.stack import Stack, recreate_database
+    from bench.stack import Stack, recreate_database, recreate_embedded
 
-    recreate_database(args.database_url)
+    if args.embedded:
+        args.database_url = args.redis_url = ""
+        os.environ.pop("DATABASE_URL", None)
+        os.environ.pop("REDIS_URL", None)
+        os.environ["CUSTODIAN_VAR_DIR"] = str(recreate_embedded(args.out / "embedded-var"))
+    else:
+        os.environ["DATABASE_URL"] = args.database_url
+        os.environ["REDIS_URL"] = args.redis_url
+        recreate_database(args.database_url)
     import django
 
     django.setup()
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    call_command("setup_db_roles", verbosity=0)
-    _flush_broker(args.redis_url)
+    if not args.embedded:
+        call_command("setup_db_roles", verbosity=0)
+        _flush_broker(args.redis_url)
 
     from bench import report
     from bench.context import SCALES, Context
@@ -101,6 +117,7 @@ def _meta(args, started: float) -> dict:
     ).stdout.strip()
     return {
         "scale": args.scale,
+        "database": "sqlite (embedded)" if args.embedded else "postgresql",
         "started": datetime.datetime.fromtimestamp(started, datetime.UTC).isoformat(timespec="seconds"),
         "seconds": round(time.time() - started, 1),
         "commit": commit,

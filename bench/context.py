@@ -30,11 +30,14 @@ class Scale:
     review_pending: int
     page_renders: int
     floor_rows: int
+    quality_conversations: tuple[int, int]  # conversations, sessions each
 
 
 SCALES = {
-    "smoke": Scale("smoke", 1, 20, 40, 10, 60, (200, 600), 20, 150, 3, 500),
-    "full": Scale("full", 3, 300, 1600, 200, 10_000, (10_000, 100_000, 1_000_000), 200, 100_000, 20, 20_000),
+    "smoke": Scale("smoke", 1, 20, 40, 10, 60, (200, 600), 20, 150, 3, 500, (2, 6)),
+    "full": Scale(
+        "full", 3, 300, 1600, 200, 10_000, (10_000, 100_000, 1_000_000), 200, 100_000, 20, 20_000, (10, 14)
+    ),
 }
 
 

@@ -66,6 +66,17 @@ def evaluate(results: dict) -> list[dict]:
             "equal",
             results["review"]["constant_queries"],
         )
+    if "quality" in results:
+        ours, bm25 = results["quality"]["custodian"], results["quality"]["bm25"]
+        recall = ours["all"]["recall@10"]
+        target("quality recall@10, all questions", recall, "≥ 0.70", recall >= 0.70)
+        behind = [c for c in ours if c != "all" and ours[c]["recall@10"] < bm25[c]["recall@10"]]
+        target(
+            "quality recall@10 ≥ BM25 in every category",
+            ", ".join(behind) or "none behind",
+            "none behind",
+            not behind,
+        )
     if "startup" in results:
         check = results["startup"]["commands"]["embedded check"]["p50_ms"]
         target("manage.py check, embedded default (ms)", check, "≤ 2000", check <= 2000)
@@ -97,6 +108,8 @@ def markdown(document: dict) -> str:
     if "startup" in results:
         lines += ["", "| top-level import of `manage.py check` | ms |", "|---|---|"]
         lines += [f"| `{row['module']}` | {row['ms']} |" for row in results["startup"]["top_imports"]]
+    if "quality" in results:
+        lines += ["", *quality_table(results["quality"])]
     if "floor" in results:
         lines += [
             "",
@@ -108,6 +121,25 @@ def markdown(document: dict) -> str:
                 f"| {row['path']} | {row['per_second']} | {row['of_copy']} | {row['of_executemany']} |"
             )
     return "\n".join(lines) + "\n"
+
+
+QUALITY_COLUMNS = ("recall@5", "recall@10", "mrr", "zero_results", "superseded_as_current")
+
+
+def quality_table(quality: dict) -> list[str]:
+    """Custodian's recall against plain BM25 over the same turns, per question category."""
+    lines = [
+        f"Retrieval quality: {quality['turns']} turns in {quality['conversations']} conversations, "
+        f"{quality['questions']} questions (Custodian / BM25).",
+        "",
+        "| category | questions | " + " | ".join(QUALITY_COLUMNS) + " |",
+        "|---|---" + "|---" * len(QUALITY_COLUMNS) + "|",
+    ]
+    for category, ours in quality["custodian"].items():
+        theirs = quality["bm25"][category]
+        cells = [f"{ours[c]:.2f} / {theirs[c]:.2f}" if c in ours else "" for c in QUALITY_COLUMNS]
+        lines.append(f"| {category} | {ours['questions']} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def floor_ratios(results: dict) -> list[dict]:
@@ -166,6 +198,8 @@ def _measurements(results: dict):
     if "startup" in results:
         for key, value in results["startup"]["commands"].items():
             yield f"manage.py {key}", value
+    if "quality" in results:
+        yield "recall search, quality questions", results["quality"]["search"]
 
 
 def plots(document: dict, out: Path) -> None:

@@ -7,6 +7,7 @@ benchmark's own process (seeding, in-process page renders) uses the owner.
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -35,6 +36,14 @@ def recreate_database(database_url: str) -> None:
         connection.execute(f'CREATE DATABASE "{name}"')
 
 
+def recreate_embedded(var_dir: Path) -> Path:
+    """An empty var directory for the embedded default: a new SQLite file and filesystem broker."""
+    shutil.rmtree(var_dir, ignore_errors=True)
+    for folder in ("queue", "processed", "control"):
+        (var_dir / "broker" / folder).mkdir(parents=True)
+    return var_dir
+
+
 class Stack:
     """Start and stop gunicorn, executor workers and beat; the caller owns the database."""
 
@@ -47,10 +56,10 @@ class Stack:
         log_dir.mkdir(parents=True, exist_ok=True)
 
     def _spawn(self, name: str, command: list[str], role: str, **env: str) -> subprocess.Popen:
+        services = {"DATABASE_URL": role_url(self.database_url, role), "REDIS_URL": self.redis_url}
         environment = {
             **os.environ,
-            "DATABASE_URL": role_url(self.database_url, role),
-            "REDIS_URL": self.redis_url,
+            **(services if self.database_url else {}),  # else the embedded default (CUSTODIAN_VAR_DIR)
             "CUSTODIAN_SWEEP_SECONDS": "0.5",
             # The per-token rate limit is a policy, not a capacity: lift it to measure capacity.
             "CUSTODIAN_API_RATE": "100000/s",  # a one-second window keeps the history short

@@ -310,3 +310,42 @@ class AccessEventItem(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"{self.memory_id}@{self.revision} as {self.mode}"
+
+
+class SearchCorpus(models.Model):
+    """Per-tenant size of what recall ranks: active memories and their distinct lexemes (PostgreSQL).
+
+    Kept by statement triggers on memories (migration 0009), in the writing
+    transaction: BM25's average document length comes from here. Only active
+    memories count, so an expired, revoked, deleted or purged memory never
+    weighs on the ranking of what is served.
+    """
+
+    tenant = models.OneToOneField(
+        "tenancy.Tenant", primary_key=True, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    documents = models.BigIntegerField(default=0)
+    lexemes = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.documents} memories, {self.lexemes} lexemes"
+
+
+class SearchTerm(models.Model):
+    """How many active memories of a tenant contain a lexeme (BM25 document frequency; PostgreSQL).
+
+    A row goes when its count reaches zero, so a purged memory's words leave
+    no trace here.
+    """
+
+    tenant = models.ForeignKey(
+        "tenancy.Tenant", on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    lexeme = models.TextField()
+    documents = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "lexeme"], name="search_term_per_tenant")]
+
+    def __str__(self) -> str:
+        return f"{self.lexeme}: {self.documents}"

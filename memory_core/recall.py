@@ -80,7 +80,7 @@ def recall(
     """Search the agent's tenant; return up to ``limit`` items in the views policy allows."""
     offset = _resume(agent, query, cursor)
     policy = active_read_policy()
-    candidates = ranked(_candidates(agent, query), query.text)
+    candidates = ranked(_candidates(agent, query), query.text, tenant_id=agent.tenant_id)
     rows, omitted, scanned, exhausted = [], 0, 0, False
     while len(rows) < limit and scanned < MAX_SCAN:
         batch = list(candidates[offset : offset + BATCH])

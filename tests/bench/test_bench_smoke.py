@@ -56,7 +56,11 @@ def test_smoke_benchmark_runs_every_part_and_writes_the_report(tmp_path):
     assert completed.returncode == 0, completed.stderr[-4000:]
     document = json.loads((tmp_path / "latest.json").read_text())
     results = document["results"]
-    assert set(results) == {"submit", "e2e", "drain", "review", "recall", "floor", "startup"}
+    assert set(results) == {"submit", "e2e", "drain", "review", "recall", "floor", "startup", "quality"}
+    quality = results["quality"]
+    assert quality["refused_turns"] == 0 and quality["memories"] == quality["turns"] > 0
+    assert quality["search"]["count"] == quality["questions"] > 0 and quality["search"]["errors"] == 0
+    assert set(quality["custodian"]) == set(quality["bm25"]) >= {"all", "single_hop", "current"}
     assert results["startup"]["top_imports"] and all(
         row["p50_ms"] > 0 for row in results["startup"]["commands"].values()
     )

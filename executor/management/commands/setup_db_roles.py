@@ -64,6 +64,9 @@ EXECUTOR_WRITES = {
     "memory_core_memory": "INSERT, UPDATE, DELETE",
     "memory_core_historicalmemory": "INSERT, UPDATE, DELETE",
     "memory_core_memoryevidence": "INSERT, DELETE",
+    # BM25 statistics, kept by triggers on memories in the executor's own transaction.
+    "memory_core_searchcorpus": "INSERT, UPDATE",
+    "memory_core_searchterm": "INSERT, UPDATE, DELETE",
     "memory_core_accessevent": "UPDATE (query)",  # a purge blanks the queries that served the memory
     "proposals_proposal": "INSERT, UPDATE",
     "proposals_historicalproposal": "INSERT, UPDATE",

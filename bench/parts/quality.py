@@ -1,0 +1,144 @@
+"""Quality: does recall find what an agent asks for? Generated conversations through the real API.
+
+Every session is registered as one evidence source (kind ``conversation``)
+and every turn is proposed as one ``episodic_event`` memory citing it, so
+policy gates it and the executor workers apply it, as in production. Each
+question is then sent to POST /api/v1/recall/search with ``limit: 10`` and
+the served memories are scored against the question's gold turns
+(``bench.quality``), next to plain BM25 over the same turns.
+"""
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from django.db import connection
+
+from bench.client import ApiClient
+from bench.context import Context
+from bench.conversations import Conversation, Dataset, Turn, generate
+from bench.parts.recall import _vacuum_analyze
+from bench.parts.submit import wait_for_outbox
+from bench.quality import baseline, evaluate
+from bench.stats import Run
+from bench.world import grant_users, make_world
+from memory_core.models import Memory
+
+CLIENTS = 4
+
+
+def run(ctx: Context) -> dict:
+    conversations, sessions = ctx.scale.quality_conversations
+    dataset = generate(conversations=conversations, sessions=sessions)
+    world = make_world("bench-quality")
+    grant_users(
+        world.agent, sorted({_subject(c, t) for c in dataset.conversations for s in c.sessions for t in s})
+    )
+    ctx.stack.start_workers(1)
+    try:
+        started = time.perf_counter()
+        refused = _load(ctx, world, dataset)
+        wait_for_outbox(world.tenant)
+        load_seconds = time.perf_counter() - started
+    finally:
+        ctx.stack.stop_workers()
+    if connection.vendor == "postgresql":
+        _vacuum_analyze()
+    keys = _turn_keys(world.tenant)
+    answers, latency = _ask(ctx, world, dataset, keys)
+    return {
+        "conversations": conversations,
+        "turns": len(dataset.turns),
+        "memories": len(keys),
+        "refused_turns": refused,
+        "questions": len(dataset.questions),
+        "load_seconds": round(load_seconds, 1),
+        "custodian": evaluate(dataset.questions, answers),
+        "bm25": baseline(dataset),
+        "search": latency.summary(),
+    }
+
+
+def _subject(conversation: Conversation, turn: Turn) -> str:
+    return f"c{conversation.number}-{turn.speaker.lower()}"
+
+
+def _load(ctx: Context, world, dataset: Dataset) -> int:
+    """Register each session as evidence, then propose its turns; return how many were not accepted."""
+    client = ApiClient("127.0.0.1", ctx.stack.port, world.token)
+    payloads = []
+    for conversation in dataset.conversations:
+        for session in conversation.sessions:
+            status, evidence, _ = client.request(
+                "POST",
+                "/api/v1/evidence/",
+                {
+                    "kind": "conversation",
+                    "external_ref": f"bench-quality/{session[0].session}",
+                    "content": {"turns": [{"speaker": t.speaker, "text": t.statement} for t in session]},
+                },
+            )
+            assert status == 201, evidence
+            binding = {k: evidence[k] for k in ("evidence_id", "revision", "content_hash")}
+            payloads += [_proposal(conversation, turn, binding) for turn in session]
+
+    def submit(chunk: list[tuple[str, dict]]) -> int:
+        own, refused = ApiClient("127.0.0.1", ctx.stack.port, world.token), 0
+        for key, payload in chunk:
+            status, body, _ = own.request(
+                "POST", "/api/v1/proposals/", payload, headers={"Idempotency-Key": key}
+            )
+            refused += status != 201 or body["classification"] not in ("auto_apply", "policy_gated")
+            bar.update()
+        return refused
+
+    with ctx.progress(len(payloads), "quality: propose turns") as bar, ThreadPoolExecutor(CLIENTS) as pool:
+        return sum(pool.map(submit, [payloads[n::CLIENTS] for n in range(CLIENTS)]))
+
+
+def _proposal(conversation: Conversation, turn: Turn, binding: dict) -> tuple[str, dict]:
+    subject = {"kind": "user", "id": _subject(conversation, turn)}
+    return f"quality-{turn.key}", {
+        "action": "create",
+        "memory": {
+            "subject": subject,
+            "scope": "user",
+            "type": "episodic_event",
+            "content": {
+                "statement": turn.statement,
+                "session_id": turn.session,
+                "occurred_at": turn.occurred_at.isoformat(),
+                "participants": list(conversation.speakers),
+            },
+            "sensitivity": "internal",
+        },
+        "evidence": [binding],
+        "policy_context": {"acting_for_subject": subject, "consent_basis": "explicit", "risk_level": "low"},
+        "rationale": "said in the conversation",
+    }
+
+
+def _turn_keys(tenant) -> dict[str, str]:
+    """Memory id → turn key, by the (session, statement) each memory was proposed with."""
+    rows = Memory.objects.filter(tenant=tenant).values_list("id", "content")
+    return {str(pk): (content["session_id"], content["statement"]) for pk, content in rows}
+
+
+def _ask(ctx: Context, world, dataset: Dataset, memories: dict) -> tuple[list[list[str]], Run]:
+    by_text = {(t.session, t.statement): t.key for t in dataset.turns}
+    keys = {pk: by_text[session_statement] for pk, session_statement in memories.items()}
+    client = ApiClient("127.0.0.1", ctx.stack.port, world.token)
+    answers, latency = [], Run()
+    started = time.perf_counter()
+    for question in dataset.questions:
+        status, body, seconds = client.request(
+            "POST", "/api/v1/recall/search", {"query": question.text, "limit": 10}
+        )
+        if status != 200:
+            latency.errors += 1
+            answers.append([])
+            continue
+        latency.latencies.append(seconds)
+        latency.empty += not body["results"]
+        answers.append([keys[item["memory"]["memory_id"]] for item in body["results"]])
+    latency.wall_seconds = time.perf_counter() - started
+    return answers, latency
