@@ -89,7 +89,7 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": VAR_DIR / "custodian.sqlite3",
+            "NAME": str(VAR_DIR / "custodian.sqlite3"),
             # IMMEDIATE takes the write lock at BEGIN, so the web process and
             # the worker queue for it instead of failing to upgrade a read lock.
             "OPTIONS": {"timeout": 30, "transaction_mode": "IMMEDIATE"},
@@ -208,6 +208,7 @@ CACHES = {
 # The settings below give at-least-once delivery; the executor makes the
 # effect exactly-once (see executor/services.py).
 REDIS_URL = os.environ.get("REDIS_URL")
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object]
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}

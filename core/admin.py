@@ -1,5 +1,7 @@
 """Admin helpers shared by the apps."""
 
+from typing import TYPE_CHECKING, Any
+
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.admin.utils import unquote
@@ -8,6 +10,14 @@ from django.core.paginator import Paginator
 from django.http import HttpResponseRedirect
 from django.utils.functional import cached_property
 from simple_history.admin import SimpleHistoryAdmin
+
+# Mixins are checked as what they are mixed into; at run time they stay plain classes.
+# (simple-history ships no types, so its admin is Any to the checker.)
+HistoryAdminMixin: Any = object
+if TYPE_CHECKING:
+    ModelAdminMixin = admin.ModelAdmin
+else:
+    ModelAdminMixin = object
 
 
 class CappedCountPaginator(Paginator):
@@ -20,10 +30,10 @@ class CappedCountPaginator(Paginator):
 
     @cached_property
     def count(self) -> int:
-        return self.object_list[: self.CAP].count()
+        return self.object_list[: self.CAP].count()  # type: ignore[attr-defined]  # a queryset here
 
 
-class ForgedSelectionMixin:
+class ForgedSelectionMixin(ModelAdminMixin):
     """Answer an action on a forged row id with a message, not a server error.
 
     Django builds the action's queryset with ``pk__in=<posted ids>``, which
@@ -57,7 +67,7 @@ class ReadOnlyAdmin(ReadOnlyMixin, admin.ModelAdmin):
     """An admin that shows rows but never adds, changes or deletes them."""
 
 
-class ScopedHistoryMixin:
+class ScopedHistoryMixin(HistoryAdminMixin):
     """simple-history pages that hold the same lines as the rest of the admin, and never revert.
 
     The history pages find their row through ``get_queryset`` like every other

@@ -19,7 +19,7 @@ from django.utils.crypto import constant_time_compare, salted_hmac
 from core.canonical import canonical_json
 
 
-def keyed_digest(purpose: str, value: Any, *, secret: str | None = None) -> str:
+def keyed_digest(purpose: str, value: Any, *, secret: str | bytes | None = None) -> str:
     """Return the hex HMAC-SHA256 of the canonical JSON of ``value``, keyed per ``purpose``."""
     message = canonical_json(value)
     return salted_hmac(f"custodian.{purpose}", message, secret=secret, algorithm="sha256").hexdigest()

@@ -84,7 +84,8 @@ def apply_batch(entry_ids: list[Any], worker: dict[str, Any]) -> tuple[list[Rece
             key_holders[(memory.tenant_id, memory.dedupe_key)].append(memory.pk)
     evidence = _evidence_by_proposal(list(proposals))
     authorities = release_authorities(list(proposals.values()))
-    writes, touched, touched_keys, deferred = _Writes(), set(), set(), []
+    writes, touched, deferred = _Writes(), set(), []
+    touched_keys: set[tuple[Any, str]] = set()
     for entry in entries:
         proposal = proposals[entry.proposal_id]
         memory = memories.get(proposal.target_memory_id)
@@ -275,6 +276,7 @@ def _write(
         )
         writes.created.append((memory, evidence, change_reason))
         return memory, {}
+    assert memory is not None  # _check_target refused every other action on a missing memory
     if proposal.action == Proposal.Action.PURGE:
         removed = purge_memory(memory=memory)
         removed.update(scrub_purged_content(purge=proposal))

@@ -66,6 +66,7 @@ def verify_chain_range(tenant_id: Any, first: int, last: int) -> tuple[int, Chai
     else:
         expected_prev = (
             Receipt.objects.filter(tenant_id=tenant_id, seq=first - 1).values_list("hash", flat=True).first()
+            or ""  # a missing predecessor: no stored hash can match it
         )
     expected_seq, count = first, 0
     for row in _receipt_rows(tenant_id, first, last):

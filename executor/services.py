@@ -170,7 +170,7 @@ def requeue_dead_entry(*, entry: OutboxEntry, requested_by: str) -> OutboxEntry:
 
 def _close_requeued_predecessor(entry: OutboxEntry, proposal: Proposal) -> None:
     """Write the ``requeued`` receipt of the dead entry this one replaces (once)."""
-    dead = OutboxEntry.objects.select_for_update().get(pk=entry.requeued_from_id)
+    dead = OutboxEntry.objects.select_for_update().get(requeued_as=entry)
     if dead.status == OutboxEntry.Status.DONE:
         return
     append_receipt(

@@ -114,7 +114,8 @@ def import_tenant(lines: Iterable[str], progress: Callable[[str, int], None] = l
         if created:
             user.set_unusable_password()
             user.save(update_fields=["password"])
-    tenant, counts, deferred = None, {}, []
+    tenant, deferred = None, []
+    counts: dict[str, int] = {}
     for item in serializers.deserialize("jsonl", lines, handle_forward_references=True):
         if isinstance(item.object, Tenant):
             if (
@@ -148,7 +149,8 @@ def _advance_sequences(models: set) -> None:
     move, and in a fresh database the next access event or history row would
     collide with an imported one. SQLite needs nothing (it takes max(id) + 1).
     """
-    statements = connection.ops.sequence_reset_sql(no_style(), models)
+    ordered = sorted(models, key=lambda model: model._meta.label)
+    statements = connection.ops.sequence_reset_sql(no_style(), ordered)
     with connection.cursor() as cursor:
         for statement in statements:
             cursor.execute(statement)

@@ -233,11 +233,11 @@ class Proposal(models.Model):
 
     def transition_to(self, status: str) -> None:
         """Move to ``status`` or raise :class:`InvalidProposalTransition`."""
-        if status not in self.TRANSITIONS[self.status]:
+        if status not in self.TRANSITIONS[self.Status(self.status)]:
             raise InvalidProposalTransition(f"A {self.status} proposal cannot become {status}")
         self.status = status
 
-    transition_to.alters_data = True
+    transition_to.alters_data = True  # type: ignore[attr-defined]  # templates must not call it
 
 
 VERDICT_SEAL = "proposal.verdict"

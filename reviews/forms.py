@@ -49,7 +49,7 @@ class BulkApproveForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         # Values are "proposal_id:action_digest"; any well-formed pair is acceptable here.
-        self.fields["items"].valid_value = lambda value: value.count(":") == 1
+        self.fields["items"].valid_value = lambda value: value.count(":") == 1  # type: ignore[attr-defined]
 
     def clean_items(self):
         import uuid

@@ -188,7 +188,7 @@ class RoleGroupAdmin(SuperuserOnlyMixin, GroupAdmin):
 
 
 @admin.register(Tenant)
-class TenantAdmin(TenantScopedMixin, GuardedModelAdmin):
+class TenantAdmin(TenantScopedMixin, GuardedModelAdmin):  # type: ignore[misc]  # guardian retypes a template name
     """Object permissions (who reviews or audits this tenant) are under "Object permissions".
 
     Granting them is a superuser's job: changing a tenant (and so its

@@ -219,7 +219,7 @@ class DeniedRequest(AppendOnlyModel):
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     last_seen_at = models.DateTimeField()
 
-    objects = DeniedRequestQuerySet.as_manager()
+    objects = DeniedRequestQuerySet.as_manager()  # type: ignore[misc]  # append-only, plus bump()
 
     class Meta:
         constraints = [

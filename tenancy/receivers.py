@@ -37,10 +37,11 @@ def record_denial(*, request, status: int, code: str) -> None:
         caller = f"user:{user.pk}"
     else:
         caller = ANONYMOUS + address_key(address or "")
-    key = {"window_start": _window_start(now), "status": status, "code": code[:64]}
+    window_start = _window_start(now)
+    key = {"window_start": window_start, "status": status, "code": code[:64]}
     if DeniedRequest.objects.filter(caller=caller, **key).bump(at=now):
         return
-    if caller.startswith(ANONYMOUS) and _anonymous_rows_full(key["window_start"]):
+    if caller.startswith(ANONYMOUS) and _anonymous_rows_full(window_start):
         caller, address = OVERFLOW, None
         if DeniedRequest.objects.filter(caller=caller, **key).bump(at=now):
             return

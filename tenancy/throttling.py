@@ -85,12 +85,12 @@ def throttle_ident(request) -> str:
 
     A request whose token was refused has no ``auth`` and no user, so it counts against its address.
     """
-    token = getattr(request, "auth", None)
-    if getattr(token, "pk", None) is not None:
-        return f"token:{token.pk}"
+    token_pk = getattr(getattr(request, "auth", None), "pk", None)
+    if token_pk is not None:
+        return f"token:{token_pk}"
     user = getattr(request, "user", None)
     if getattr(user, "is_authenticated", False):
-        return f"user:{user.pk}"
+        return f"user:{getattr(user, 'pk', '')}"
     return f"addr:{address_key(client_address(request))}"
 
 
@@ -113,6 +113,8 @@ class TokenRateThrottle(SimpleRateThrottle):
 
     def get_cache_key(self, request, view):
         return f"throttle:{throttle_ident(request)}"
+
+    duration: int  # set from the rate by SimpleRateThrottle.__init__
 
     def wait(self):
         """Return the seconds until a request is allowed again; never None, so 429s carry Retry-After."""

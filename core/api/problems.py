@@ -7,6 +7,7 @@ import logging
 import math
 import sys
 from http import HTTPStatus
+from typing import TypeVar
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
@@ -25,6 +26,7 @@ from core.signals import request_denied
 logger = logging.getLogger(__name__)
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
+R = TypeVar("R", bound=HttpResponse)
 
 _DRF_CODES = {
     drf.ParseError: "malformed_json",
@@ -40,15 +42,19 @@ _DRF_CODES = {
 }
 
 
+def tag_problem(response: R, code: str) -> R:
+    """Note the stable code on a refusal, for the refusal audit (``denied_code``) to record."""
+    response.problem_code = code  # type: ignore[attr-defined]
+    return response
+
+
 def problem_response(status: int, code: str, title: str, detail: str = "", **extra) -> Response:
     """Return a problem+json response."""
     body = {"type": f"urn:custodian:problem:{code}", "title": title, "status": status, "code": code}
     if detail:
         body["detail"] = detail
     body.update(extra)
-    response = Response(body, status=status, content_type=PROBLEM_CONTENT_TYPE)
-    response.problem_code = code
-    return response
+    return tag_problem(Response(body, status=status, content_type=PROBLEM_CONTENT_TYPE), code)
 
 
 def problem_exception_handler(exc, context):
@@ -85,13 +91,12 @@ def retry_after(wait: float | None) -> str:
 
 def throttled_response(request, wait: float | None) -> HttpResponse:
     """Answer 429 outside DRF: problem+json under /api/, plain text elsewhere; always with Retry-After."""
+    response: HttpResponse
     if _is_api(request):
         response = plain_problem(429, "throttled", "Request was throttled.")
     else:
-        response = HttpResponse(
-            "Too many requests. Try again later.\n", status=429, content_type="text/plain"
-        )
-        response.problem_code = "throttled"
+        text = HttpResponse("Too many requests. Try again later.\n", status=429, content_type="text/plain")
+        response = tag_problem(text, "throttled")
     response["Retry-After"] = retry_after(wait)
     return response
 
@@ -125,10 +130,11 @@ def _problem_for(exc):
         )
     else:
         response = problem_response(exc.status_code, code, _title_of(exc), str(exc.detail))
-    if getattr(exc, "auth_header", None):
-        response["WWW-Authenticate"] = exc.auth_header
+    auth_header = getattr(exc, "auth_header", None)
+    if auth_header:
+        response["WWW-Authenticate"] = auth_header
     if isinstance(exc, drf.Throttled):
-        response["Retry-After"] = retry_after(exc.wait)
+        response["Retry-After"] = retry_after(getattr(exc, "wait", None))
     return response
 
 
@@ -179,6 +185,4 @@ def plain_problem(status: int, code: str, title: str, detail: str = "") -> JsonR
     body = {"type": f"urn:custodian:problem:{code}", "title": title, "status": status, "code": code}
     if detail:
         body["detail"] = detail
-    response = JsonResponse(body, status=status, content_type=PROBLEM_CONTENT_TYPE)
-    response.problem_code = code
-    return response
+    return tag_problem(JsonResponse(body, status=status, content_type=PROBLEM_CONTENT_TYPE), code)

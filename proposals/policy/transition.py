@@ -45,4 +45,4 @@ def strictest_sensitivity(before: dict[str, Any], after: dict[str, Any]) -> str 
 
 
 def _rank(state: dict[str, Any]) -> int:
-    return SENSITIVITY_RANK.get(state.get("sensitivity"), 0)
+    return SENSITIVITY_RANK.get(state.get("sensitivity") or "", 0)

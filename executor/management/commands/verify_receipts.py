@@ -41,10 +41,10 @@ class Command(BaseCommand):
         for head in signed:
             if tenant and head["tenant"] != tenant:
                 continue
-            problem = verify_checkpoint(head, key)
-            if problem:
-                broken.append(f"{head['tenant']}: {problem}")
-                self.stderr.write(f"BROKEN {head['tenant']}: {problem}")
+            checkpoint_problem = verify_checkpoint(head, key)
+            if checkpoint_problem:
+                broken.append(f"{head['tenant']}: {checkpoint_problem}")
+                self.stderr.write(f"BROKEN {head['tenant']}: {checkpoint_problem}")
             else:
                 self.stdout.write(f"ok {head['tenant']}: extends the checkpoint at seq {head['seq']}")
         if broken:
