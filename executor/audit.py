@@ -79,9 +79,7 @@ def _memory_problems(tenant_id: Any, ids: tuple[str, str | None] | None, limit: 
         memories.order_by("id").values_list(_text("id"), "revision"),
     ]
     unlike_history = set(
-        memories.exclude(Exists(_same_history_row()))
-        .order_by("id")
-        .values_list(_text("id"), flat=True)[:limit]
+        memories.exclude(_same_history_row()).order_by("id").values_list(_text("id"), flat=True)[:limit]
     )
     stale_links = {
         memory_id: link
@@ -128,7 +126,8 @@ def evidence_problems(tenant_id: Any, *, limit: int = 20) -> list[str]:
 def _problems_of(memory_id: str, receipts: list, history: list, links: list, memory: list) -> list[str]:
     """Check one memory's rows against its applied receipts (in chain order)."""
     expected = {}  # revision -> (the hash its history row must have, content hash, receipt id)
-    purged_by = last = None
+    purged_by = None
+    last: tuple[Any, Any] | None = None
     for _, receipt_id, before, after, content_hash, before_hash, after_hash in receipts:
         last = (receipt_id, after)
         if after is None:
@@ -152,7 +151,7 @@ def _problems_of(memory_id: str, receipts: list, history: list, links: list, mem
             want, content_hash, receipt_id = expected[revision]
             if want:
                 found = memory_hash(kept, linked.get(revision, ()))
-            elif revision == last[1]:  # before 0006, and not superseded since: its content
+            elif last is not None and revision == last[1]:  # before 0006, not superseded since: content
                 want, found = content_hash, digest(snapshot_of_stored(kept))
             if want and found != want:
                 problems.append(
@@ -244,7 +243,7 @@ def _text(column: str) -> Cast:
 def _by_memory(streams: list[Iterable[tuple]]) -> Iterator[tuple[str, list[list[tuple]]]]:
     """Merge row streams ordered by memory id (their first column): yield each id with its rows per stream."""
     iterators = [iter(stream) for stream in streams]
-    heads = [next(rows, None) for rows in iterators]
+    heads: list[tuple | None] = [next(rows, None) for rows in iterators]
     while True:
         present = [head[0] for head in heads if head is not None]
         if not present:
@@ -252,8 +251,8 @@ def _by_memory(streams: list[Iterable[tuple]]) -> Iterator[tuple[str, list[list[
         memory_id, groups = min(present), []
         for k, rows in enumerate(iterators):
             group = []
-            while heads[k] is not None and heads[k][0] == memory_id:
-                group.append(heads[k])
+            while (head := heads[k]) is not None and head[0] == memory_id:
+                group.append(head)
                 heads[k] = next(rows, None)
             groups.append(group)
         yield memory_id, groups

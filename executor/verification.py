@@ -10,6 +10,7 @@ import) or for a small tenant everything runs here, in order.
 import multiprocessing
 import os
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,7 @@ from executor.chain import head_problem, verify_chain_range
 from executor.models import ReceiptChain
 
 PARALLEL_FROM_RECEIPTS = 20_000
+Job = tuple[Callable, tuple, dict]  # (function, args, kwargs), run here or in a worker process
 
 
 @dataclass(frozen=True)
@@ -42,10 +44,10 @@ def verify_tenant(tenant_id: Any, *, processes: int | None = None) -> Verificati
     parts = processes or os.cpu_count() or 1
     if last < PARALLEL_FROM_RECEIPTS or connection.in_atomic_block:
         parts = 1
-    chain_jobs = [
+    chain_jobs: list[Job] = [
         (verify_chain_range, (tenant_id, first, end), {}) for first, end in _seq_ranges(last, parts)
     ]
-    memory_jobs = [(memory_problems, (tenant_id,), {"ids": ids}) for ids in _id_ranges(parts)]
+    memory_jobs: list[Job] = [(memory_problems, (tenant_id,), {"ids": ids}) for ids in _id_ranges(parts)]
     memory_jobs.append((evidence_problems, (tenant_id,), {}))
     results = _run([*chain_jobs, *memory_jobs], parts)
     count = 0
@@ -69,8 +71,8 @@ def _id_ranges(parts: int) -> list[tuple[str, str | None] | None]:
     """Cut the UUID space into ``parts`` equal ranges (ids are random, so the ranges are even)."""
     if parts == 1:
         return [None]
-    bounds = [str(uuid.UUID(int=2**128 * n // parts)) for n in range(parts)] + [None]
-    return [(bounds[n], bounds[n + 1]) for n in range(parts)]
+    bounds: list[str | None] = [str(uuid.UUID(int=2**128 * n // parts)) for n in range(parts)] + [None]
+    return [(str(bounds[n]), bounds[n + 1]) for n in range(parts)]
 
 
 def _run(jobs: list, parts: int) -> list:

@@ -19,8 +19,7 @@ def render_as_read(shown: dict, rule) -> str:
 
 class MemoryEvidenceInline(admin.TabularInline):
     model = MemoryEvidence
-    fields = ["memory_revision", "evidence_revision", "content_hash"]
-    readonly_fields = fields
+    fields = readonly_fields = ("memory_revision", "evidence_revision", "content_hash")
     extra = 0
     can_delete = False
 

@@ -13,8 +13,7 @@ from tenancy.admin import OPERATE, TenantReadOnlyAdmin
 
 class EvidenceRevisionInline(admin.TabularInline):
     model = EvidenceRevision
-    fields = ["revision", "status", "content_hash", "created_at"]
-    readonly_fields = fields
+    fields = readonly_fields = ("revision", "status", "content_hash", "created_at")
     extra = 0
     can_delete = False
     show_change_link = True
