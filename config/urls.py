@@ -1,3 +1,5 @@
+from csp.constants import NONE, SELF, UNSAFE_INLINE
+from csp.decorators import csp
 from django.contrib import admin
 from django.urls import include, path
 from django.views.generic import RedirectView
@@ -9,6 +11,15 @@ from memory_core.api import MemoryDetailApi, RecallSearchApi
 from proposals.api import ProposalAmendApi, ProposalCollectionApi, ProposalDetailApi, ProposalWithdrawApi
 from reviews.api import AuditEventListApi, DecisionCreateApi, ReviewQueueApi
 from reviews.views import ThrottledLoginView
+
+# Swagger UI's page boots with an inline script and inline styles.
+SWAGGER_UI_POLICY = {
+    "default-src": [SELF],
+    "script-src": [SELF, UNSAFE_INLINE],
+    "style-src": [SELF, UNSAFE_INLINE],
+    "img-src": [SELF, "data:"],
+    "frame-ancestors": [NONE],
+}
 
 api_v1 = [
     path("evidence/", EvidenceRegisterApi.as_view(), name="evidence-register"),
@@ -49,7 +60,7 @@ urlpatterns = [
     path("review/", include("executor.urls")),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    path("api/docs/", csp(SWAGGER_UI_POLICY)(SpectacularSwaggerView.as_view(url_name="schema")), name="docs"),
 ]
 
 handler404 = "core.api.problems.not_found_handler"
