@@ -53,6 +53,8 @@ api_v1 = [
 
 urlpatterns = [
     path("", RedirectView.as_view(url="/review/", permanent=False)),
+    # The admin's own login has no lockout: staff sign in through the one that has.
+    path("admin/login/", RedirectView.as_view(pattern_name="login", query_string=True)),
     path("admin/", admin.site.urls),
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
