@@ -5,7 +5,7 @@ import uuid
 import django_filters
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from core.api.filters import CharFilter, ChoiceFilter
+from core.api.filters import CharFilter, ChoiceFilter, DateTimeFilter
 from memory_core.models import AccessEvent, AccessEventItem
 
 
@@ -14,7 +14,7 @@ class AccessEventFilter(django_filters.FilterSet):
     actor = CharFilter(field_name="agent__name", max_length=64)
     action = ChoiceFilter(choices=AccessEvent.Action.choices)
     correlation_id = CharFilter(max_length=200)
-    since = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    since = DateTimeFilter(field_name="created_at", lookup_expr="gte")
 
     class Meta:
         model = AccessEvent

@@ -6,8 +6,12 @@ documents each filter from its FilterSet. The bounds given here are declared
 once and both enforced and documented.
 """
 
+from datetime import UTC
+
 import django_filters
 from django import forms
+from django.core.exceptions import ValidationError
+from django_filters.fields import IsoDateTimeField
 from drf_spectacular.utils import extend_schema_field
 
 
@@ -38,3 +42,20 @@ class IntegerFilter(django_filters.NumberFilter):
     def __init__(self, *, min_value: int, max_value: int, **kwargs):
         super().__init__(min_value=min_value, max_value=max_value, **kwargs)
         extend_schema_field({"type": "integer", "minimum": min_value, "maximum": max_value})(self)
+
+
+class UtcDateTimeField(IsoDateTimeField):
+    """An ISO 8601 moment in UTC: the database never sees an offset it cannot store (+23:59)."""
+
+    def to_python(self, value):
+        moment = super().to_python(value)
+        if moment is None:
+            return None
+        try:
+            return moment.astimezone(UTC)
+        except OverflowError:  # 0001-01-01T00:00+01:00 lies before the first representable moment
+            raise ValidationError(self.error_messages["invalid"], code="invalid") from None
+
+
+class DateTimeFilter(django_filters.IsoDateTimeFilter):
+    field_class = UtcDateTimeField

@@ -30,6 +30,7 @@ INVALID = [
     (AUDIT, {"action": "write"}),
     (AUDIT, {"correlation_id": "\x00"}),
     (AUDIT, {"since": "yesterday"}),
+    (AUDIT, {"since": "0001-01-01T00:00:00+01:00"}),  # before the first moment Python can hold in UTC
     (QUEUE, {"type": "poem"}),
     (QUEUE, {"risk_level": "extreme"}),
     (QUEUE, {"agent": "a" * 65}),
@@ -60,6 +61,12 @@ def test_an_invalid_filter_value_is_a_validation_error_naming_the_field(clients,
 def test_a_refused_choice_lists_the_valid_ones(api):
     errors = api.get(PROPOSALS, {"status": "nonsense"}).json()["errors"]
     assert errors["status"][0].startswith('"nonsense" is not a valid choice; use one of: pending_review,')
+
+
+@pytest.mark.parametrize("since", ["2020-01-01T00:00:00+23:59", "2020-01-01T00:00:00-18:00"])
+def test_since_is_read_in_utc_whatever_offset_it_names(api, since):
+    """PostgreSQL refuses offsets beyond 15:59 (and would abort the transaction): it only ever sees UTC."""
+    assert api.get(AUDIT, {"since": since}).status_code == 200
 
 
 def test_filters_narrow_the_queue(agent, clients):
