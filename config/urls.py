@@ -1,3 +1,5 @@
+from csp.constants import NONE, SELF, UNSAFE_INLINE
+from csp.decorators import csp
 from django.contrib import admin
 from django.urls import include, path
 from django.views.generic import RedirectView
@@ -14,6 +16,15 @@ from proposals.evidence_api import (
 )
 from reviews.api import AuditEventListApi, DecisionCreateApi, ReviewQueueApi
 from reviews.views import ThrottledLoginView
+
+# Swagger UI's page boots with an inline script and inline styles.
+SWAGGER_UI_POLICY = {
+    "default-src": [SELF],
+    "script-src": [SELF, UNSAFE_INLINE],
+    "style-src": [SELF, UNSAFE_INLINE],
+    "img-src": [SELF, "data:"],
+    "frame-ancestors": [NONE],
+}
 
 api_v1 = [
     path("evidence/", EvidenceRegisterApi.as_view(), name="evidence-register"),
@@ -47,6 +58,8 @@ api_v1 = [
 
 urlpatterns = [
     path("", RedirectView.as_view(url="/review/", permanent=False)),
+    # The admin's own login has no lockout: staff sign in through the one that has.
+    path("admin/login/", RedirectView.as_view(pattern_name="login", query_string=True)),
     path("admin/", admin.site.urls),
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
@@ -54,7 +67,7 @@ urlpatterns = [
     path("review/", include("executor.urls")),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    path("api/docs/", csp(SWAGGER_UI_POLICY)(SpectacularSwaggerView.as_view(url_name="schema")), name="docs"),
 ]
 
 handler404 = "core.api.problems.not_found_handler"

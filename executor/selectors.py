@@ -9,16 +9,9 @@ from executor.models import Receipt
 from tenancy.models import Tenant
 
 
-def receipt_list(
-    *, tenant: Tenant, proposal: uuid.UUID | None = None, memory: uuid.UUID | None = None
-) -> QuerySet[Receipt]:
-    """Return the tenant's receipts, optionally for one proposal or memory."""
-    receipts = Receipt.objects.filter(tenant=tenant)
-    if proposal:
-        receipts = receipts.filter(proposal_id=proposal)
-    if memory:
-        receipts = receipts.filter(memory_id=memory)
-    return receipts
+def receipt_list(*, tenant: Tenant) -> QuerySet[Receipt]:
+    """Return the tenant's receipts (the API narrows them with ``executor.filters``)."""
+    return Receipt.objects.filter(tenant=tenant)
 
 
 def receipt_detail(*, tenant: Tenant, receipt_id: uuid.UUID) -> Receipt:

@@ -1,6 +1,6 @@
 """Reads of memories, always within the caller's tenant."""
 
-from django.db.models import Exists, OuterRef, Prefetch, Q
+from django.db.models import Prefetch, QuerySet
 
 from core.errors import NotFound
 from memory_core.models import AccessEvent, AccessEventItem, Memory
@@ -30,26 +30,9 @@ def memory_history(*, memory: Memory, limit: int = 20):
     return memory.history.order_by("-history_date")[:limit]
 
 
-def access_events(
-    *,
-    tenant_ids,
-    memory=None,
-    actor: str = "",
-    action: str = "",
-    correlation_id: str = "",
-    since=None,
-):
-    """Return audited reads in the given tenants, filtered on indexed columns, items prefetched."""
-    events = AccessEvent.objects.filter(tenant_id__in=tenant_ids).select_related("agent")
-    if memory:
-        served = AccessEventItem.objects.filter(event=OuterRef("pk"), memory_id=memory)
-        events = events.filter(Q(target_memory_id=memory) | Exists(served))
-    if actor:
-        events = events.filter(agent__name=actor)
-    if action:
-        events = events.filter(action=action)
-    if correlation_id:
-        events = events.filter(correlation_id=correlation_id)
-    if since:
-        events = events.filter(created_at__gte=since)
-    return events.prefetch_related(Prefetch("items", queryset=AccessEventItem.objects.order_by("id")))
+def access_events(*, tenant_ids) -> QuerySet[AccessEvent]:
+    """Return audited reads in the given tenants, items prefetched (``memory_core.filters`` narrows them)."""
+    items = Prefetch("items", queryset=AccessEventItem.objects.order_by("id"))
+    return (
+        AccessEvent.objects.filter(tenant_id__in=tenant_ids).select_related("agent").prefetch_related(items)
+    )

@@ -2,6 +2,7 @@
 
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
+from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -13,6 +14,7 @@ from core.errors import DomainError
 from evidence.selectors import binding_statuses
 from memory_core.api import PolicyContextInput, SubjectInput
 from memory_core.models import Memory
+from proposals.filters import ProposalFilter
 from proposals.models import Proposal
 from proposals.selectors import dedupe_conflicts, proposal_detail, proposal_list
 from proposals.services import amend_proposal, submit_proposal, withdraw_proposal
@@ -261,32 +263,16 @@ def _dedupe_problems(proposal: Proposal) -> dict:
     return {"held_by": [{"memory_id": str(memory.pk), "revision": memory.revision} for memory in held_by]}
 
 
-class ProposalListApi(APIView):
+class ProposalListApi(ListAPIView):
+    """The tenant's proposals, newest first; ``?status=`` and ``?classification=`` narrow them."""
+
+    queryset = Proposal.objects.none()  # names the model for the schema; get_queryset scopes it
+    serializer_class = ProposalOutput
     pagination_class = CreatedCursorPagination
+    filterset_class = ProposalFilter
 
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("status", enum=Proposal.Status.values),
-            OpenApiParameter("classification", enum=Proposal.Classification.values),
-            OpenApiParameter("cursor", str),
-            OpenApiParameter("limit", int),
-        ],
-        responses=ProposalOutput(many=True),
-    )
-    def get(self, request):
-        filters = ProposalFilterInput(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        proposals = proposal_list(tenant=request.user.tenant, **filters.validated_data).select_related(
-            "submitted_by"
-        )
-        paginator = self.pagination_class()
-        page = paginator.paginate_queryset(proposals, request, view=self)
-        return paginator.get_paginated_response(ProposalOutput(page, many=True).data)
-
-
-class ProposalFilterInput(serializers.Serializer):
-    status = ChoiceField(choices=Proposal.Status.choices, required=False)
-    classification = ChoiceField(choices=Proposal.Classification.choices, required=False)
+    def get_queryset(self):
+        return proposal_list(tenant=self.request.user.tenant).select_related("submitted_by")
 
 
 class ProposalDetailApi(APIView):

@@ -12,14 +12,9 @@ from proposals.models import Proposal
 from tenancy.models import Tenant
 
 
-def proposal_list(*, tenant: Tenant, status: str = "", classification: str = "") -> QuerySet[Proposal]:
-    """Return the tenant's proposals, newest first, optionally filtered."""
-    proposals = Proposal.objects.filter(tenant=tenant)
-    if status:
-        proposals = proposals.filter(status=status)
-    if classification:
-        proposals = proposals.filter(classification=classification)
-    return proposals
+def proposal_list(*, tenant: Tenant) -> QuerySet[Proposal]:
+    """Return the tenant's proposals (the API narrows them with ``proposals.filters``)."""
+    return Proposal.objects.filter(tenant=tenant)
 
 
 def proposal_detail(*, tenant: Tenant, proposal_id: uuid.UUID) -> Proposal:

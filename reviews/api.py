@@ -1,16 +1,19 @@
 """REST endpoints for reviewers (session or personal ``csu_`` token; agents get 403)."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.pagination import CreatedCursorPagination
 from core.api.serializers import ChoiceField, Sha256Field, StrictSerializer
-from memory_core.models import AccessEvent, AccessEventItem, Memory
+from memory_core.filters import AccessEventFilter
+from memory_core.models import AccessEvent, AccessEventItem
 from memory_core.selectors import access_events
 from proposals.api import ProposalOutput
 from proposals.models import Proposal
+from reviews.filters import ReviewQueueFilter
 from reviews.models import ReviewDecision
 from reviews.selectors import review_queue, viewable_tenants
 from reviews.services import record_decision
@@ -46,38 +49,21 @@ class ReviewDecisionInput(StrictSerializer):
     action_digest = Sha256Field()
 
 
-class ReviewQueueFilterInput(serializers.Serializer):
-    type = ChoiceField(choices=Memory.Type.choices, required=False)
-    scope = ChoiceField(choices=Memory.Scope.choices, required=False)
-    risk_level = ChoiceField(choices=list(Proposal.RISK_RANKS), required=False)
-    agent = serializers.CharField(max_length=64, required=False)
-    reason = serializers.CharField(max_length=100, required=False)
-    older_than_hours = serializers.IntegerField(min_value=0, max_value=24 * 3650, required=False)
-
-
 class QueueCursorPagination(CreatedCursorPagination):
     ordering = ("created_at", "id")
 
 
-class ReviewQueueApi(APIView):
+class ReviewQueueApi(ListAPIView):
     """The proposals this person may decide, oldest first."""
 
     permission_classes = [IsPerson]
+    queryset = Proposal.objects.none()  # names the model for the schema; get_queryset scopes it
+    serializer_class = ProposalOutput
     pagination_class = QueueCursorPagination
+    filterset_class = ReviewQueueFilter
 
-    @extend_schema(
-        parameters=[ReviewQueueFilterInput, OpenApiParameter("cursor", str), OpenApiParameter("limit", int)],
-        responses=ProposalOutput(many=True),
-    )
-    def get(self, request):
-        filters = ReviewQueueFilterInput(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        data = dict(filters.validated_data)
-        data["memory_type"] = data.pop("type", "")
-        proposals = review_queue(user=request.user, **data)
-        paginator = self.pagination_class()
-        page = paginator.paginate_queryset(proposals, request, view=self)
-        return paginator.get_paginated_response(ProposalOutput(page, many=True).data)
+    def get_queryset(self):
+        return review_queue(user=self.request.user)
 
 
 class DecisionCreateApi(APIView):
@@ -126,32 +112,16 @@ class AccessEventOutput(serializers.ModelSerializer):
         ]
 
 
-class AuditEventFilterInput(serializers.Serializer):
-    memory = serializers.UUIDField(required=False)
-    actor = serializers.CharField(max_length=64, required=False)
-    action = ChoiceField(choices=AccessEvent.Action.choices, required=False)
-    correlation_id = serializers.CharField(max_length=200, required=False)
-    since = serializers.DateTimeField(required=False)
-
-
-class AuditEventListApi(APIView):
+class AuditEventListApi(ListAPIView):
     """Audited reads: an agent sees its own tenant's, a person the tenants they review or audit."""
 
     permission_classes = [IsAgent | IsPerson]
+    queryset = AccessEvent.objects.none()  # names the model for the schema; get_queryset scopes it
+    serializer_class = AccessEventOutput
     pagination_class = CreatedCursorPagination
+    filterset_class = AccessEventFilter
 
-    @extend_schema(
-        parameters=[AuditEventFilterInput, OpenApiParameter("cursor", str), OpenApiParameter("limit", int)],
-        responses=AccessEventOutput(many=True),
-    )
-    def get(self, request):
-        filters = AuditEventFilterInput(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        if isinstance(request.user, Agent):
-            tenant_ids = [request.user.tenant_id]
-        else:
-            tenant_ids = viewable_tenants(request.user).values("pk")
-        events = access_events(tenant_ids=tenant_ids, **filters.validated_data)
-        paginator = self.pagination_class()
-        page = paginator.paginate_queryset(events, request, view=self)
-        return paginator.get_paginated_response(AccessEventOutput(page, many=True).data)
+    def get_queryset(self):
+        if isinstance(self.request.user, Agent):
+            return access_events(tenant_ids=[self.request.user.tenant_id])
+        return access_events(tenant_ids=viewable_tenants(self.request.user).values("pk"))

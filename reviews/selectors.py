@@ -36,18 +36,8 @@ QUEUE_ORDERS = {
 }
 
 
-def review_queue(
-    *,
-    user,
-    memory_type: str = "",
-    scope: str = "",
-    risk_level: str = "",
-    agent: str = "",
-    reason: str = "",  # the id of the rule that routed it here
-    older_than_hours: int | None = None,
-    order: str = "age",
-) -> QuerySet[Proposal]:
-    """Return the pending proposals ``user`` may decide, filtered and ordered on indexed columns.
+def review_queue(*, user, order: str = "age", **filters) -> QuerySet[Proposal]:
+    """Return the pending proposals ``user`` may decide, narrowed by ``filters`` (see ``narrow_queue``).
 
     Proposals submitted by an agent linked to ``user`` are left out: the
     submitter can never decide them.
@@ -60,6 +50,20 @@ def review_queue(
         .exclude(submitted_by__user=user)
         .select_related("submitted_by", "tenant")
     )
+    return narrow_queue(proposals, **filters).order_by(*QUEUE_ORDERS[order])
+
+
+def narrow_queue(
+    proposals: QuerySet[Proposal],
+    *,
+    memory_type: str = "",
+    scope: str = "",
+    risk_level: str = "",
+    agent: str = "",
+    reason: str = "",  # the id of the rule that routed it here
+    older_than_hours: int | None = None,
+) -> QuerySet[Proposal]:
+    """Narrow a review queue on indexed columns: the review UI and the queue API filter alike."""
     if memory_type:
         proposals = proposals.filter(memory_type=memory_type)
     if scope:
@@ -72,7 +76,7 @@ def review_queue(
         proposals = proposals.filter(matched_rule=reason)
     if older_than_hours:
         proposals = proposals.filter(created_at__lt=timezone.now() - timedelta(hours=older_than_hours))
-    return proposals.order_by(*QUEUE_ORDERS[order])
+    return proposals
 
 
 def count_up_to(queryset: QuerySet, cap: int) -> tuple[int, bool]:

@@ -182,7 +182,15 @@ def _panel_context(request, proposal, *, form=None, error=None) -> dict:
 
 
 class ThrottledLoginView(LoginView):
-    """Django's login, refusing one name from one address after repeated failures for a while."""
+    """Django's login, refusing one name from one address after repeated failures for a while.
+
+    Kept over django-axes 8.3.1, tried with its cache handler, normalised names and this page
+    (branch ``libs-axes-trial``): with the cache unreachable every sign-in there is a 500, as its
+    backend reads the counter before authenticating, where this view fails open like the API
+    throttle; its app migrates four tables the cache handler never writes; on the embedded
+    default's local-memory cache it warns (axes.W001), which fails ``check --deploy``; and it
+    answers the Nth failure itself with the lockout. The admin signs in here too (config/urls.py).
+    """
 
     def post(self, request, *args, **kwargs):
         if self._failures() >= settings.CUSTODIAN_LOGIN_ATTEMPTS:

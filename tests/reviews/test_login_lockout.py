@@ -40,3 +40,11 @@ def test_failures_in_different_spellings_share_one_counter(client, pm2):
         assert _login(client, spelling, "wrong").status_code == 200
     locked = _login(client, "pm2", "right-password")
     assert locked.status_code == 429 and "Too many failed sign-ins" in locked.content.decode()
+
+
+def test_the_admin_signs_in_through_the_locked_login(client, pm2):
+    """The admin's own login form has no lockout, so it is never served: posting to it signs no one in."""
+    response = client.post("/admin/login/?next=/admin/", {"username": "pm2", "password": "right-password"})
+    assert response.status_code == 302 and response["Location"] == "/accounts/login/?next=/admin/"
+    assert "_auth_user_id" not in client.session
+    assert client.get("/admin/", follow=True).redirect_chain[-1][0] == "/accounts/login/?next=%2Fadmin%2F"

@@ -1,0 +1,14 @@
+"""Query filters of the receipt list."""
+
+import django_filters
+
+from executor.models import Receipt
+
+
+class ReceiptFilter(django_filters.FilterSet):
+    proposal = django_filters.UUIDFilter(field_name="proposal_id")
+    memory = django_filters.UUIDFilter(field_name="memory_id")
+
+    class Meta:
+        model = Receipt
+        fields = ["proposal", "memory"]
