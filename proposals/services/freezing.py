@@ -24,23 +24,13 @@ from tenancy.services import bind_policy_context
 
 # Evidence statuses from best to worst; a proposal's evidence fact is its worst binding.
 _EVIDENCE_SEVERITY = ["valid", "superseded", "invalidated", "mismatch", "unknown"]
-_DATETIME_FIELDS = ("expires_at", "valid_from", "valid_to")
 STATUS_FOR_VERDICT = {
     Proposal.Classification.AUTO_APPLY: Proposal.Status.RELEASED,
     Proposal.Classification.POLICY_GATED: Proposal.Status.RELEASED,
     Proposal.Classification.REVIEW_REQUIRED: Proposal.Status.PENDING_REVIEW,
     Proposal.Classification.DENIED: Proposal.Status.DENIED,
 }
-_MEMORY_DEFAULTS = {
-    "sensitivity": Memory.Sensitivity.INTERNAL.value,
-    "confidence": 1.0,
-    "retention_policy": Memory.RetentionPolicy.PERSISTENT.value,
-    "ttl_seconds": None,
-    "expires_at": None,
-    "valid_from": None,
-    "valid_to": None,
-    "dedupe_key": "",
-}
+_MEMORY_DEFAULTS = Memory.optional_field_defaults()
 
 
 def freeze_and_classify(
@@ -170,7 +160,7 @@ def _prepare_verb(proposal: Proposal, memory: Memory | None, payload: dict[str, 
 def _json_fields(fields: dict[str, Any]) -> dict[str, Any]:
     """Return proposed fields as plain JSON (datetimes as ISO 8601)."""
     out = dict(fields)
-    for name in _DATETIME_FIELDS:
+    for name in Memory.DATETIME_FIELDS:
         if isinstance(out.get(name), datetime):
             out[name] = out[name].isoformat()
     return out
