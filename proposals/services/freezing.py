@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from core.canonical import digest
 from evidence.models import EvidenceRevision
-from evidence.selectors import binding_statuses
+from evidence.selectors import BINDING_STATUSES, binding_statuses
 from memory_core.content import validate_content, validate_retention
 from memory_core.lifecycle import next_state
 from memory_core.models import Memory
@@ -22,8 +22,6 @@ from proposals.policy.transition import escalation, strictest_sensitivity
 from tenancy.models import Agent
 from tenancy.services import bind_policy_context
 
-# Evidence statuses from best to worst; a proposal's evidence fact is its worst binding.
-_EVIDENCE_SEVERITY = ["valid", "superseded", "invalidated", "mismatch", "unknown"]
 STATUS_FOR_VERDICT = {
     Proposal.Classification.AUTO_APPLY: Proposal.Status.RELEASED,
     Proposal.Classification.POLICY_GATED: Proposal.Status.RELEASED,
@@ -102,7 +100,7 @@ def _check_evidence(agent: Agent, bindings: list[dict]) -> tuple[str, list[Evide
     if not bindings:
         return "none", []
     checked = binding_statuses(tenant=agent.tenant, bindings=bindings)
-    worst = max((status for _, status, _ in checked), key=_EVIDENCE_SEVERITY.index)
+    worst = max((status for _, status, _ in checked), key=BINDING_STATUSES.index)
     found = {revision.pk: revision for _, _, revision in checked if revision is not None}
     return worst, list(found.values())
 
