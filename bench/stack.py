@@ -17,6 +17,8 @@ from pathlib import Path
 
 import psycopg
 
+from executor.worker import worker_command
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
@@ -98,23 +100,7 @@ class Stack:
             self.workers.append(
                 self._spawn(
                     f"worker-{n}",
-                    [
-                        str(BIN / "celery"),
-                        "-A",
-                        "config",
-                        "worker",
-                        "-Q",
-                        "executor",
-                        "-c",
-                        "1",
-                        "--without-gossip",
-                        "--without-mingle",
-                        "--without-heartbeat",
-                        "-n",
-                        f"bench-{n}-{os.getpid()}@%h",
-                        "-l",
-                        "INFO",
-                    ],
+                    worker_command(name=f"bench-{n}-{os.getpid()}@%h", concurrency=1),
                     "custodian_executor",
                 )
             )

@@ -20,7 +20,8 @@ FACTOR, PREFERENCE, EPISODIC = "factor", "preference", "episodic"
 KINDS = (FACTOR, PREFERENCE, EPISODIC)
 _MIX = ((0.5, FACTOR), (0.8, PREFERENCE), (1.0, EPISODIC))
 
-# What proposals.services.freezing adds to a create action's memory (its _MEMORY_DEFAULTS).
+# What a create action's memory defaults to: a copy of ``Memory.optional_field_defaults()``
+# (no Django here), which tests/bench/test_textgen.py checks against the real freezing.
 MEMORY_DEFAULTS: dict[str, Any] = {
     "sensitivity": "internal",
     "confidence": 1.0,

@@ -47,6 +47,7 @@ class EvidenceRevision(models.Model):
     0003) enforces the same for every database role.
     """
 
+    # In the order a revision moves, from best to worst (evidence.selectors.BINDING_STATUSES ranks so).
     class Status(models.TextChoices):
         VALID = "valid"
         SUPERSEDED = "superseded"

@@ -9,6 +9,10 @@ from core.errors import NotFound
 from evidence.models import EvidenceRevision, EvidenceSource
 from tenancy.models import Tenant
 
+# What a cited binding can be, from best to worst: its revision's own status, a hash that
+# differs (``mismatch``), or no such revision in the tenant (``unknown``).
+BINDING_STATUSES = (*EvidenceRevision.Status.values, "mismatch", "unknown")
+
 
 def evidence_source(*, tenant: Tenant, evidence_id: uuid.UUID) -> EvidenceSource:
     """Return one source with its revisions; another tenant's id is simply not found."""

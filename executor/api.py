@@ -11,6 +11,10 @@ from executor.filters import ReceiptFilter
 from executor.models import Receipt
 from executor.selectors import receipt_detail, receipt_list
 
+# Receipt columns agents are not shown: the tenant is their own; the memory hashes and a purge's
+# effects are read by verify_receipts and the admin.
+_NOT_SHOWN = frozenset({"tenant_id", "before_memory_hash", "after_memory_hash", "effects"})
+
 
 class ReceiptOutput(serializers.ModelSerializer):
     proposal_id = serializers.UUIDField()
@@ -18,27 +22,8 @@ class ReceiptOutput(serializers.ModelSerializer):
 
     class Meta:
         model = Receipt
-        fields = [
-            "id",
-            "seq",
-            "proposal_id",
-            "outbox_entry_id",
-            "outcome",
-            "reason",
-            "memory_id",
-            "before_revision",
-            "after_revision",
-            "before_content_hash",
-            "after_content_hash",
-            "action_digest",
-            "evidence",
-            "decision_ids",
-            "policy_fingerprint",
-            "executor",
-            "created_at",
-            "prev_hash",
-            "hash",
-        ]
+        # The columns the receipt's hash covers, and the hash.
+        fields = [column for column in (*Receipt.BODY_COLUMNS, "hash") if column not in _NOT_SHOWN]
 
 
 class ReceiptListApi(ListAPIView):

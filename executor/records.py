@@ -22,7 +22,7 @@ from memory_core.models import Memory, MemoryEvidence
 
 # Every stored column of a revision but the search vector (derived) and history's bookkeeping.
 MEMORY_COLUMNS = ("id", "tenant_id", "revision", "created_at", "updated_at", *Memory.SNAPSHOT_COLUMNS)
-_DATETIMES = frozenset({"created_at", "updated_at", "expires_at", "valid_from", "valid_to"})
+_DATETIMES = frozenset({"created_at", "updated_at", *Memory.DATETIME_FIELDS})
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 _DATETIME_POSITIONS = tuple(k for k, column in enumerate(MEMORY_COLUMNS) if column in _DATETIMES)

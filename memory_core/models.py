@@ -4,7 +4,9 @@ Rows here change only through ``memory_core.mutations``, which only the
 executor may import (an import-linter contract enforces it).
 """
 
+import enum
 import uuid
+from typing import Any
 
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
@@ -76,6 +78,25 @@ class Memory(models.Model):
         EXPIRED = "expired"
         REVOKED = "revoked"
         DELETED = "deleted"
+
+    # What a proposal may set on a memory, as its JSON names them, in the order reviewers read them.
+    # An update changes the CHANGEABLE_FIELDS; only a create sets the subject, scope and type.
+    CHANGEABLE_FIELDS = (
+        "content",
+        "sensitivity",
+        "confidence",
+        "retention_policy",
+        "ttl_seconds",
+        "expires_at",
+        "valid_from",
+        "valid_to",
+        "dedupe_key",
+    )
+    PROPOSED_FIELDS = ("subject", "scope", "type", *CHANGEABLE_FIELDS)
+    DATETIME_FIELDS = ("expires_at", "valid_from", "valid_to")
+    # The columns a revision's content hash covers (what a proposal can set, and the state);
+    # executor.records hashes stored revisions in this order.
+    SNAPSHOT_COLUMNS = ("subject_kind", "subject_id", *PROPOSED_FIELDS[1:], "state", "state_reason")
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
@@ -156,51 +177,31 @@ class Memory(models.Model):
         """Hash of everything a revision asserts; receipts record it before and after."""
         return digest(self.snapshot())
 
-    # The columns a revision's content hash covers (what a proposal can set, and the state).
-    SNAPSHOT_COLUMNS = (
-        "subject_kind",
-        "subject_id",
-        "scope",
-        "type",
-        "content",
-        "sensitivity",
-        "confidence",
-        "retention_policy",
-        "ttl_seconds",
-        "expires_at",
-        "valid_from",
-        "valid_to",
-        "dedupe_key",
-        "state",
-        "state_reason",
-    )
-
     def snapshot(self) -> dict:
         """Return the governed fields as JSON (what a proposal can set)."""
         return self.snapshot_of({column: getattr(self, column) for column in self.SNAPSHOT_COLUMNS})
 
-    @staticmethod
-    def snapshot_of(row: dict) -> dict:
+    @classmethod
+    def snapshot_of(cls, row: dict) -> dict:
         """Return the snapshot of a memory given as a row of :attr:`SNAPSHOT_COLUMNS` values.
 
         ``verify_receipts`` hashes rows straight from ``values_list``.
         """
-        return {
-            "subject": {"kind": row["subject_kind"], "id": row["subject_id"]},
-            "scope": row["scope"],
-            "type": row["type"],
-            "content": row["content"],
-            "sensitivity": row["sensitivity"],
-            "confidence": row["confidence"],
-            "retention_policy": row["retention_policy"],
-            "ttl_seconds": row["ttl_seconds"],
-            "expires_at": _iso(row["expires_at"]),
-            "valid_from": _iso(row["valid_from"]),
-            "valid_to": _iso(row["valid_to"]),
-            "dedupe_key": row["dedupe_key"],
-            "state": row["state"],
-            "state_reason": row["state_reason"],
-        }
+        snapshot = {"subject": {"kind": row["subject_kind"], "id": row["subject_id"]}}
+        for column in cls.SNAPSHOT_COLUMNS[2:]:
+            snapshot[column] = _iso(row[column]) if column in cls.DATETIME_FIELDS else row[column]
+        return snapshot
+
+    @classmethod
+    def optional_field_defaults(cls) -> dict[str, Any]:
+        """Return what each optional field a proposal may set defaults to, as JSON: its column's default."""
+        defaults = {}
+        for name in cls.CHANGEABLE_FIELDS:
+            field = cls._meta.get_field(name)
+            if field.has_default() or field.null or field.blank:
+                default = field.get_default()
+                defaults[name] = default.value if isinstance(default, enum.Enum) else default
+        return defaults
 
 
 def _iso(value) -> str | None:

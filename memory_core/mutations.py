@@ -19,18 +19,6 @@ from evidence.models import EvidenceRevision
 from memory_core.lifecycle import next_state
 from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence
 
-_UPDATABLE_FIELDS = (
-    "content",
-    "sensitivity",
-    "confidence",
-    "retention_policy",
-    "ttl_seconds",
-    "expires_at",
-    "valid_from",
-    "valid_to",
-    "dedupe_key",
-)
-
 
 def create_memory(
     *,
@@ -113,15 +101,12 @@ def update_memory(
     return memory
 
 
-_DATETIME_FIELDS = {"expires_at", "valid_from", "valid_to"}
-
-
 def _assign(memory: Memory, fields: dict[str, Any], now: datetime) -> None:
     """Copy proposed fields (JSON, datetimes as ISO strings) onto the row."""
-    for name in _UPDATABLE_FIELDS:
+    for name in Memory.CHANGEABLE_FIELDS:
         if name in fields:
             value = fields[name]
-            if name in _DATETIME_FIELDS and isinstance(value, str):
+            if name in Memory.DATETIME_FIELDS and isinstance(value, str):
                 value = parse_datetime(value)
             setattr(memory, name, value)
     if fields.get("ttl_seconds") and not fields.get("expires_at"):

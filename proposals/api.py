@@ -26,29 +26,36 @@ class IdempotencyKeyRequired(DomainError):
     title = "Send an Idempotency-Key header (1-200 printable characters)"
 
 
-class _MemoryFieldsInput(StrictSerializer):
-    content = serializers.JSONField()
-    sensitivity = ChoiceField(choices=Memory.Sensitivity.choices, required=False)
-    confidence = serializers.FloatField(min_value=0, max_value=1, required=False)
-    retention_policy = ChoiceField(choices=Memory.RetentionPolicy.choices, required=False)
-    ttl_seconds = serializers.IntegerField(
-        min_value=0, max_value=10 * 365 * 86400, required=False, allow_null=True
-    )
-    expires_at = serializers.DateTimeField(required=False, allow_null=True)
-    valid_from = serializers.DateTimeField(required=False, allow_null=True)
-    valid_to = serializers.DateTimeField(required=False, allow_null=True)
-    dedupe_key = serializers.CharField(max_length=256, required=False, allow_blank=True)
+class _MemoryFieldsInput(StrictSerializer, serializers.ModelSerializer):
+    # The memory fields a proposal may set, built from the Memory model's columns. Input only
+    # (a docstring here would become the schema's description): save() is refused, since
+    # memories are written by the executor alone.
+
+    serializer_choice_field = ChoiceField
+
+    class Meta:
+        model = Memory
+        fields = Memory.CHANGEABLE_FIELDS
+        # What the columns do not say: the bounds an agent may propose.
+        extra_kwargs = {
+            "confidence": {"min_value": 0, "max_value": 1},
+            "ttl_seconds": {"max_value": 10 * 365 * 86400},
+        }
 
     def validate(self, attrs):
         if attrs.get("valid_from") and attrs.get("valid_to") and attrs["valid_to"] < attrs["valid_from"]:
             raise serializers.ValidationError({"valid_to": ["Must not be before valid_from."]})
         return attrs
 
+    def save(self, **kwargs):
+        raise NotImplementedError("Proposals write no memory; submit_proposal takes validated_data.")
+
 
 class MemoryCreateInput(_MemoryFieldsInput):
     subject = SubjectInput()
-    scope = ChoiceField(choices=Memory.Scope.choices)
-    type = ChoiceField(choices=Memory.Type.choices)
+
+    class Meta(_MemoryFieldsInput.Meta):
+        fields = Memory.PROPOSED_FIELDS
 
 
 class MemoryChangesInput(_MemoryFieldsInput):

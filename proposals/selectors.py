@@ -9,7 +9,7 @@ from memory_core.models import Memory
 from memory_core.selectors import active_memories_with_dedupe_key
 from proposals.errors import ProposalNotFound
 from proposals.models import Proposal
-from tenancy.models import Tenant
+from tenancy.models import Agent, Tenant
 
 
 def proposal_list(*, tenant: Tenant) -> QuerySet[Proposal]:
@@ -23,6 +23,13 @@ def proposal_detail(*, tenant: Tenant, proposal_id: uuid.UUID) -> Proposal:
     if proposal is None:
         raise ProposalNotFound()
     return proposal
+
+
+def proposal_by_idempotency_key(*, agent: Agent, idempotency_key: str) -> Proposal | None:
+    """Return the proposal ``agent`` submitted under this key, or None (a unique constraint allows one)."""
+    return Proposal.objects.filter(
+        tenant_id=agent.tenant_id, submitted_by=agent, idempotency_key=idempotency_key
+    ).first()
 
 
 @dataclass(frozen=True)

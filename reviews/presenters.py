@@ -8,19 +8,8 @@ from proposals.models import Proposal
 
 # Factor conclusions first, in the order a PM reads them.
 CONTENT_ORDER = ["statement", "factor", "universe", "horizon", "metric", "value", "conclusion"]
-FIELD_ORDER = [
-    "subject",
-    "scope",
-    "type",
-    "sensitivity",
-    "confidence",
-    "retention_policy",
-    "ttl_seconds",
-    "expires_at",
-    "valid_from",
-    "valid_to",
-    "dedupe_key",
-]
+# Then the memory fields, in the model's order; content is shown key by key above them.
+FIELD_ORDER = [name for name in Memory.PROPOSED_FIELDS if name != "content"]
 
 
 @dataclass(frozen=True)

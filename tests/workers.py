@@ -3,13 +3,14 @@
 import contextlib
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from django.conf import settings
 from django.db import connection
+
+from executor.worker import worker_command
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -51,27 +52,11 @@ def celery_worker(tmp_path: Path, *, beat: bool = False, concurrency: int = 2) -
         "REDIS_URL": settings.CELERY_BROKER_URL,
         "CUSTODIAN_SWEEP_SECONDS": "1",
     }
-    command = [
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        "config",
-        "worker",
-        "-Q",
-        "executor",
-        "-c",
-        str(concurrency),
-        "--without-gossip",
-        "--without-mingle",
-        "--without-heartbeat",
-        "-n",
-        f"test-{os.getpid()}-{time.monotonic_ns()}@%h",
-        "-l",
-        "INFO",
-    ]
-    if beat:
-        command += ["-B", "-s", str(tmp_path / "beat-schedule")]
+    command = worker_command(
+        name=f"test-{os.getpid()}-{time.monotonic_ns()}@%h",
+        concurrency=concurrency,
+        beat_schedule=tmp_path / "beat-schedule" if beat else None,
+    )
     with open(log_path, "w") as log:
         process = subprocess.Popen(command, cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:

@@ -7,35 +7,22 @@ from pathlib import Path
 from django.conf import settings
 
 from core.rules import PolicyError, matches, parse_when, read_rule_document
+from evidence.selectors import BINDING_STATUSES
+from memory_core.models import Memory
+from proposals.models import Proposal
 from proposals.policy.transition import ESCALATIONS
 
 VERDICTS = ("auto_apply", "policy_gated", "review_required", "denied")
 GATES = ("evidence_valid", "target_unchanged", "no_open_conflict")
 FACTS = {
-    "action": {"create", "update", "expire", "revoke", "delete", "purge", "restore", "fence", "revalidate"},
+    "action": set(Proposal.Action.values),
     "origin": {"agent", "system"},
-    "retention_policy": {
-        "persistent",
-        "time_bound",
-        "session_bound",
-        "task_bound",
-        "ephemeral",
-        "manual_review_required",
-    },
-    "type": {
-        "profile",
-        "preference",
-        "episodic_event",
-        "semantic_fact",
-        "procedural_rule",
-        "relationship",
-        "checkpoint_pointer",
-        "artifact_summary",
-    },
-    "scope": {"user", "session", "task", "agent", "org", "shared_team"},
-    "sensitivity": {"public", "internal", "confidential", "restricted"},
-    "risk_level": {"low", "medium", "high", "unspecified"},
-    "evidence": {"valid", "none", "superseded", "invalidated", "mismatch", "unknown"},
+    "retention_policy": set(Memory.RetentionPolicy.values),
+    "type": set(Memory.Type.values),
+    "scope": set(Memory.Scope.values),
+    "sensitivity": set(Memory.Sensitivity.values),
+    "risk_level": set(Proposal.RISK_RANKS),
+    "evidence": {"none", *BINDING_STATUSES},
     "target": {"new", "current", "missing", "inactive"},
     "dedupe": {"none", "duplicate", "contradiction"},
     "owner_explicit": {True, False},

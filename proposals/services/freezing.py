@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from core.canonical import digest
 from evidence.models import EvidenceRevision
-from evidence.selectors import binding_statuses
+from evidence.selectors import BINDING_STATUSES, binding_statuses
 from memory_core.content import validate_content, validate_retention
 from memory_core.lifecycle import next_state
 from memory_core.models import Memory
@@ -22,25 +22,13 @@ from proposals.policy.transition import escalation, strictest_sensitivity
 from tenancy.models import Agent
 from tenancy.services import bind_policy_context
 
-# Evidence statuses from best to worst; a proposal's evidence fact is its worst binding.
-_EVIDENCE_SEVERITY = ["valid", "superseded", "invalidated", "mismatch", "unknown"]
-_DATETIME_FIELDS = ("expires_at", "valid_from", "valid_to")
 STATUS_FOR_VERDICT = {
     Proposal.Classification.AUTO_APPLY: Proposal.Status.RELEASED,
     Proposal.Classification.POLICY_GATED: Proposal.Status.RELEASED,
     Proposal.Classification.REVIEW_REQUIRED: Proposal.Status.PENDING_REVIEW,
     Proposal.Classification.DENIED: Proposal.Status.DENIED,
 }
-_MEMORY_DEFAULTS = {
-    "sensitivity": Memory.Sensitivity.INTERNAL.value,
-    "confidence": 1.0,
-    "retention_policy": Memory.RetentionPolicy.PERSISTENT.value,
-    "ttl_seconds": None,
-    "expires_at": None,
-    "valid_from": None,
-    "valid_to": None,
-    "dedupe_key": "",
-}
+_MEMORY_DEFAULTS = Memory.optional_field_defaults()
 
 
 def freeze_and_classify(
@@ -112,7 +100,7 @@ def _check_evidence(agent: Agent, bindings: list[dict]) -> tuple[str, list[Evide
     if not bindings:
         return "none", []
     checked = binding_statuses(tenant=agent.tenant, bindings=bindings)
-    worst = max((status for _, status, _ in checked), key=_EVIDENCE_SEVERITY.index)
+    worst = max((status for _, status, _ in checked), key=BINDING_STATUSES.index)
     found = {revision.pk: revision for _, _, revision in checked if revision is not None}
     return worst, list(found.values())
 
@@ -170,7 +158,7 @@ def _prepare_verb(proposal: Proposal, memory: Memory | None, payload: dict[str, 
 def _json_fields(fields: dict[str, Any]) -> dict[str, Any]:
     """Return proposed fields as plain JSON (datetimes as ISO 8601)."""
     out = dict(fields)
-    for name in _DATETIME_FIELDS:
+    for name in Memory.DATETIME_FIELDS:
         if isinstance(out.get(name), datetime):
             out[name] = out[name].isoformat()
     return out

@@ -20,6 +20,7 @@ from proposals.errors import (
 )
 from proposals.models import InvalidProposalTransition, Proposal, ProposalEvidence
 from proposals.policy import Verdict
+from proposals.selectors import proposal_by_idempotency_key
 from proposals.services.freezing import STATUS_FOR_VERDICT, freeze_and_classify
 from proposals.services.outbox import release
 from tenancy.models import Agent
@@ -58,9 +59,7 @@ def submit_proposal(
 
 
 def _existing_submission(agent: Agent, idempotency_key: str, request_hash: str) -> Proposal | None:
-    proposal = Proposal.objects.filter(
-        tenant_id=agent.tenant_id, submitted_by=agent, idempotency_key=idempotency_key
-    ).first()
+    proposal = proposal_by_idempotency_key(agent=agent, idempotency_key=idempotency_key)
     if proposal is not None and proposal.request_hash != request_hash:
         raise IdempotencyConflict(proposal_id=str(proposal.id))
     return proposal

@@ -9,6 +9,7 @@ from core.canonical import digest
 from evidence.models import EvidenceRevision
 from memory_core.models import Memory, MemoryEvidence
 from proposals.models import Proposal
+from proposals.selectors import proposal_by_idempotency_key
 from proposals.services.submission import create_proposal, submit_proposal
 from tenancy.models import Agent
 from tenancy.services import system_agent
@@ -123,9 +124,7 @@ def _memories_resting_on(*, revision_ids: list) -> list[Memory]:
 
 def _system_proposal(agent: Agent, *, key: str, payload: dict[str, Any]) -> Proposal:
     """Create a proposal Custodian makes itself, once per key, inside the caller's transaction."""
-    existing = Proposal.objects.filter(
-        tenant_id=agent.tenant_id, submitted_by=agent, idempotency_key=key
-    ).first()
+    existing = proposal_by_idempotency_key(agent=agent, idempotency_key=key)
     if existing is not None:
         return existing
     request_hash = digest({**payload, "memory_id": str(payload["memory_id"])})

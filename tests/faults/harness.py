@@ -34,6 +34,8 @@ from typing import Any
 
 import psycopg
 
+from executor.worker import worker_command
+
 BASE_DIR = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 WEB_ROLE, EXECUTOR_ROLE = "custodian_web", "custodian_executor"
@@ -401,27 +403,11 @@ class Stack:
         """A real ``celery -A config worker -Q executor`` (with embedded beat by default), started."""
         self._worker_count += 1
         n = self._worker_count
-        command = [
-            PYTHON,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "-Q",
-            "executor",
-            "-c",
-            str(concurrency),
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-            "-n",
-            f"faults-{os.getpid()}-{n}@%h",
-            "-l",
-            "INFO",
-        ]
-        if beat:
-            command += ["-B", "-s", str(self.root / "beat-schedule")]
+        command = worker_command(
+            name=f"faults-{os.getpid()}-{n}@%h",
+            concurrency=concurrency,
+            beat_schedule=self.root / "beat-schedule" if beat else None,
+        )
         process = Process(f"worker-{n}", command, env=self.env(EXECUTOR_ROLE), log=self.root / "worker.log")
         self.processes.append(process)
         return process.start()
