@@ -58,6 +58,7 @@ class EvidenceRevision(models.Model):
         Status.SUPERSEDED: {Status.INVALIDATED},
         Status.INVALIDATED: set(),
     }
+    _stored_status: str | None  # the status as loaded, which save() may only move forward
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
@@ -89,7 +90,9 @@ class EvidenceRevision(models.Model):
                 raise TypeError("Evidence revisions are immutable; only their status may change")
             stored = getattr(self, "_stored_status", None)
             moved = stored is not None and self.status != stored
-            if stored == self.Status.INVALIDATED or (moved and self.status not in self.FORWARD[stored]):
+            if stored == self.Status.INVALIDATED or (
+                moved and stored is not None and self.status not in self.FORWARD[stored]
+            ):
                 raise TypeError(f"Evidence status only moves forward; {stored} cannot become {self.status}")
         super().save(*args, **kwargs)
         self._stored_status = self.status

@@ -59,7 +59,7 @@ def binding_statuses(
     found = revisions_for_bindings(
         tenant=tenant, bindings=[(b["evidence_id"], b["revision"]) for b in bindings]
     )
-    statuses = []
+    statuses: list[tuple[dict, str, EvidenceRevision | None]] = []
     for binding in bindings:
         revision = found.get((str(binding["evidence_id"]), binding["revision"]))
         if revision is None:

@@ -10,6 +10,7 @@ from core.api.pagination import CreatedCursorPagination
 from executor.filters import ReceiptFilter
 from executor.models import Receipt
 from executor.selectors import receipt_detail, receipt_list
+from tenancy.authentication import request_agent
 
 # Receipt columns agents are not shown: the tenant is their own; the memory hashes and a purge's
 # effects are read by verify_receipts and the admin.
@@ -35,7 +36,7 @@ class ReceiptListApi(ListAPIView):
     filterset_class = ReceiptFilter
 
     def get_queryset(self):
-        return receipt_list(tenant=self.request.user.tenant)
+        return receipt_list(tenant=request_agent(self.request).tenant)
 
 
 class ReceiptDetailApi(APIView):

@@ -128,11 +128,11 @@ def _stored_hashes(wanted: dict[Any, set[int]]) -> dict[tuple[str, int], str]:
     for memory_id, revisions in wanted.items():
         rows |= Q(id=memory_id, revision__in=revisions)
         links |= Q(memory_id=memory_id, memory_revision__in=revisions)
-    linked = defaultdict(list)
+    linked: defaultdict[tuple[str, int], list[tuple[Any, str]]] = defaultdict(list)
     for memory_id, revision, *link in MemoryEvidence.objects.filter(links).values_list(
         "memory_id", "memory_revision", "evidence_revision_id", "content_hash"
     ):
-        linked[uuid_text(memory_id), revision].append(link)
+        linked[uuid_text(memory_id), revision].append((link[0], str(link[1])))
     hashes = {}
     for row in Memory.history.filter(rows).order_by("history_id").values_list(*stored_columns()):
         key = (uuid_text(row[0]), row[2])

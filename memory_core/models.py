@@ -81,7 +81,7 @@ class Memory(models.Model):
 
     # What a proposal may set on a memory, as its JSON names them, in the order reviewers read them.
     # An update changes the CHANGEABLE_FIELDS; only a create sets the subject, scope and type.
-    CHANGEABLE_FIELDS = (
+    CHANGEABLE_FIELDS: tuple[str, ...] = (
         "content",
         "sensitivity",
         "confidence",
@@ -92,7 +92,7 @@ class Memory(models.Model):
         "valid_to",
         "dedupe_key",
     )
-    PROPOSED_FIELDS = ("subject", "scope", "type", *CHANGEABLE_FIELDS)
+    PROPOSED_FIELDS: tuple[str, ...] = ("subject", "scope", "type", *CHANGEABLE_FIELDS)
     DATETIME_FIELDS = ("expires_at", "valid_from", "valid_to")
     # The columns a revision's content hash covers (what a proposal can set, and the state);
     # executor.records hashes stored revisions in this order.
@@ -126,6 +126,8 @@ class Memory(models.Model):
 
     objects = MemoryQuerySet.as_manager()
     history = HistoricalRecords(get_user=human_history_user, excluded_fields=["search_vector"])
+    fenced: bool  # annotated by MemoryQuerySet.with_fence()
+    _change_reason: str  # set by the executor before a save: the receipt the history row points to
 
     class Meta:
         verbose_name_plural = "memories"
@@ -187,7 +189,7 @@ class Memory(models.Model):
 
         ``verify_receipts`` hashes rows straight from ``values_list``.
         """
-        snapshot = {"subject": {"kind": row["subject_kind"], "id": row["subject_id"]}}
+        snapshot: dict[str, Any] = {"subject": {"kind": row["subject_kind"], "id": row["subject_id"]}}
         for column in cls.SNAPSHOT_COLUMNS[2:]:
             snapshot[column] = _iso(row[column]) if column in cls.DATETIME_FIELDS else row[column]
         return snapshot
@@ -198,6 +200,7 @@ class Memory(models.Model):
         defaults = {}
         for name in cls.CHANGEABLE_FIELDS:
             field = cls._meta.get_field(name)
+            assert isinstance(field, models.Field)
             if field.has_default() or field.null or field.blank:
                 default = field.get_default()
                 defaults[name] = default.value if isinstance(default, enum.Enum) else default
@@ -244,7 +247,7 @@ class AccessEventQuerySet(AppendOnlyQuerySet):
         """
         return models.QuerySet.update(self, query="")
 
-    blank_queries.alters_data = True
+    blank_queries.alters_data = True  # type: ignore[attr-defined]  # templates must not call it
 
 
 class AccessEvent(AppendOnlyModel):
@@ -281,7 +284,7 @@ class AccessEvent(AppendOnlyModel):
     policy_fingerprint = models.CharField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
 
-    objects = AccessEventQuerySet.as_manager()
+    objects = AccessEventQuerySet.as_manager()  # type: ignore[misc]  # append-only, plus blank_queries()
 
     class Meta:
         indexes = [

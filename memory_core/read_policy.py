@@ -14,7 +14,7 @@ from core.rules import PolicyError, first_match, parse_when, read_rule_document
 from memory_core.models import Memory
 
 MODES = ("raw", "summary", "masked", "metadata_only", "deny")
-FACTS = {
+FACTS: dict[str, set] = {
     "sensitivity": set(Memory.Sensitivity.values),
     "scope": set(Memory.Scope.values),
     "type": set(Memory.Type.values),

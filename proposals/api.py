@@ -18,6 +18,7 @@ from proposals.filters import ProposalFilter
 from proposals.models import Proposal
 from proposals.selectors import dedupe_conflicts, proposal_detail, proposal_list
 from proposals.services import amend_proposal, submit_proposal, withdraw_proposal
+from tenancy.authentication import request_agent
 
 
 class IdempotencyKeyRequired(DomainError):
@@ -90,7 +91,7 @@ class ProposalSubmitInput(StrictSerializer):
         help_text="update and lifecycle verbs: the revision it was computed against",
     )
     changes = MemoryChangesInput(required=False, help_text="update: the fields to change")
-    evidence = EvidenceBindingInput(many=True, required=False, max_length=100)
+    evidence = EvidenceBindingInput(many=True, required=False, max_length=100)  # type: ignore[call-arg]
     policy_context = PolicyContextInput(required=False)
     rationale = serializers.CharField(max_length=10000, required=False, allow_blank=True)
     reason = serializers.CharField(
@@ -279,7 +280,7 @@ class ProposalListApi(ListAPIView):
     filterset_class = ProposalFilter
 
     def get_queryset(self):
-        return proposal_list(tenant=self.request.user.tenant).select_related("submitted_by")
+        return proposal_list(tenant=request_agent(self.request).tenant).select_related("submitted_by")
 
 
 class ProposalDetailApi(APIView):

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST
 from redis.exceptions import RedisError
 
 from core.api.pagination import InvalidCursor
+from core.api.problems import tag_problem
 from core.errors import DomainError
 from core.keyset import keyset_page
 from evidence.models import EvidenceRevision
@@ -82,7 +83,8 @@ def proposal_page(request, proposal_id):
         .order_by("source_id", "revision")
     )
     for revision in evidence:
-        revision.pretty_content = json.dumps(revision.content, indent=2, sort_keys=True, ensure_ascii=False)
+        pretty = json.dumps(revision.content, indent=2, sort_keys=True, ensure_ascii=False)
+        revision.pretty_content = pretty  # type: ignore[attr-defined]  # for the template
     context = {
         "proposal": proposal,
         "summary": plain_language(proposal, memory),
@@ -200,7 +202,7 @@ class ThrottledLoginView(LoginView):
             form.add_error(None, "Too many failed sign-ins. Try again later.")
             response = self.render_to_response(self.get_context_data(form=form), status=429)
             response["Retry-After"] = str(settings.CUSTODIAN_LOGIN_LOCKOUT_SECONDS)  # at most this long
-            response.problem_code = "login_locked"  # as the refusal is audited
+            tag_problem(response, "login_locked")  # as the refusal is audited
             return response
         return super().post(request, *args, **kwargs)
 
@@ -228,6 +230,6 @@ class ThrottledLoginView(LoginView):
         "pm2 ", its full-width form and "pm2" sign in as the same person, so they share a counter.
         """
         raw = str(self.request.POST.get("username", ""))[:1000]
-        name = UsernameField().to_python(raw).strip().casefold()[:150]
+        name = (UsernameField().to_python(raw) or "").strip().casefold()[:150]
         hashed = hashlib.sha256(name.encode()).hexdigest()  # any character is safe in a cache key
         return f"login-failures:{hashed}:{client_address(self.request)}"

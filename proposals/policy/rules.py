@@ -14,7 +14,7 @@ from proposals.policy.transition import ESCALATIONS
 
 VERDICTS = ("auto_apply", "policy_gated", "review_required", "denied")
 GATES = ("evidence_valid", "target_unchanged", "no_open_conflict")
-FACTS = {
+FACTS: dict[str, set] = {
     "action": set(Proposal.Action.values),
     "origin": {"agent", "system"},
     "retention_policy": set(Memory.RetentionPolicy.values),

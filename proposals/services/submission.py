@@ -113,7 +113,7 @@ def amend_proposal(*, agent: Agent, proposal: Proposal, payload: dict[str, Any])
         raise AmendmentChangesTarget()
     asked = (proposal.classification, proposal.required_approvals, proposal.review_deadline)
     verdict, revisions = freeze_and_classify(proposal, agent, payload, reviewed_path=asked)
-    proposal.transition_to(STATUS_FOR_VERDICT[proposal.classification])
+    proposal.transition_to(STATUS_FOR_VERDICT[Proposal.Classification(proposal.classification)])
     proposal.version += 1
     proposal.save()
     proposal.evidence_links.all().delete()
