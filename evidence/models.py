@@ -1,10 +1,19 @@
 """Evidence: the sources agents cite and their immutable, numbered revisions."""
 
 import uuid
+from typing import TypedDict
 
 from django.db import models
 
 from tenancy.models import Agent, Tenant
+
+
+class EvidenceBinding(TypedDict):
+    """How a proposal cites one exact evidence revision."""
+
+    evidence_id: str | uuid.UUID
+    revision: int
+    content_hash: str
 
 
 class EvidenceSource(models.Model):
@@ -111,7 +120,7 @@ class EvidenceRevision(models.Model):
     def is_valid(self) -> bool:
         return self.status == self.Status.VALID
 
-    def binding(self) -> dict:
+    def binding(self) -> "EvidenceBinding":
         """Return the triple a proposal uses to cite this exact revision."""
         return {
             "evidence_id": str(self.source_id),

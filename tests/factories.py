@@ -1,8 +1,9 @@
 """Arrange helpers built on the real services (no hand-made rows)."""
 
 import itertools
+import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth.models import User
 from guardian.shortcuts import assign_perm
@@ -10,6 +11,7 @@ from rest_framework.test import APIClient
 
 from evidence.models import EvidenceRevision
 from evidence.services import register_evidence
+from proposals.payloads import ProposalPayload
 from proposals.services import submit_proposal
 from tenancy.models import Agent, Tenant
 from tenancy.services import grant_delegation, issue_agent_token
@@ -115,17 +117,22 @@ def create_payload(memory: dict, evidence: list[EvidenceRevision], context: dict
     }
 
 
-def submit(agent: Agent, payload: dict, key: str | None = None):
-    """Submit through the API's serializer and the real service; return the proposal."""
-    from core.canonical import digest
-    from proposals.api import ProposalSubmitInput
+def as_payload(body: dict) -> ProposalPayload:
+    """The typed payload the services take, from the JSON body an agent would post (same values)."""
+    payload = cast(ProposalPayload, dict(body))
+    if "memory_id" in body:
+        payload["memory_id"] = uuid.UUID(str(body["memory_id"]))
+    return payload
 
-    serializer = ProposalSubmitInput(data=payload)
-    serializer.is_valid(raise_exception=True)
+
+def submit(agent: Agent, payload: dict, key: str | None = None):
+    """Submit through the real service (the REST layer has its own tests); return the proposal."""
+    from core.canonical import digest
+
     return submit_proposal(
         agent=agent,
         idempotency_key=key or f"key-{next(_counter)}",
-        payload=serializer.validated_data,
+        payload=as_payload(payload),
         request_hash=digest(payload),
     ).proposal
 

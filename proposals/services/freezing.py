@@ -1,6 +1,7 @@
 """Freezing an action: bind evidence, normalise the fields, compute the facts and the verdict."""
 
 import uuid
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -17,6 +18,7 @@ from proposals.errors import (
     BaseRevisionStale,
 )
 from proposals.models import Proposal
+from proposals.payloads import EvidenceBinding, MemoryFields, ProposalPayload
 from proposals.policy import Verdict, active_rule_set, classify
 from proposals.policy.transition import escalation, strictest_sensitivity
 from tenancy.models import Agent
@@ -32,7 +34,7 @@ _MEMORY_DEFAULTS = Memory.optional_field_defaults()
 
 
 def freeze_and_classify(
-    proposal: Proposal, agent: Agent, payload: dict[str, Any], *, reviewed_path: tuple | None = None
+    proposal: Proposal, agent: Agent, payload: ProposalPayload, *, reviewed_path: tuple | None = None
 ):
     """Bind evidence, freeze the action, classify it; set every derived field on ``proposal``.
 
@@ -87,7 +89,7 @@ def freeze_and_classify(
     return verdict, revisions
 
 
-def _binding_json(binding: dict[str, Any]) -> dict[str, Any]:
+def _binding_json(binding: EvidenceBinding) -> dict[str, Any]:
     return {
         "evidence_id": str(binding["evidence_id"]),
         "revision": binding["revision"],
@@ -105,7 +107,7 @@ def _check_evidence(agent: Agent, bindings: list[dict]) -> tuple[str, list[Evide
     return worst, list(found.values())
 
 
-def _prepare_create(proposal: Proposal, memory: dict[str, Any]) -> tuple[str, dict]:
+def _prepare_create(proposal: Proposal, memory: MemoryFields) -> tuple[str, dict]:
     fields = {**_MEMORY_DEFAULTS, **_json_fields(memory)}
     if (memory.get("ttl_seconds") or memory.get("expires_at")) and "retention_policy" not in memory:
         fields["retention_policy"] = Memory.RetentionPolicy.TIME_BOUND.value
@@ -117,12 +119,12 @@ def _prepare_create(proposal: Proposal, memory: dict[str, Any]) -> tuple[str, di
     return "new", fields
 
 
-def _target_memory(agent: Agent, payload: dict[str, Any]) -> Memory | None:
+def _target_memory(agent: Agent, payload: ProposalPayload) -> Memory | None:
     """Return the memory a proposal targets in the agent's tenant, with its fence, or None."""
     return Memory.objects.with_fence().filter(tenant_id=agent.tenant_id, pk=payload["memory_id"]).first()
 
 
-def _prepare_update(proposal: Proposal, memory: Memory | None, payload: dict[str, Any]) -> tuple[str, dict]:
+def _prepare_update(proposal: Proposal, memory: Memory | None, payload: ProposalPayload) -> tuple[str, dict]:
     """Return the target fact and the memory as it would be after the change ({} if missing)."""
     changes = _json_fields(payload["changes"])
     proposal.target_memory_id = payload["memory_id"]
@@ -138,7 +140,7 @@ def _prepare_update(proposal: Proposal, memory: Memory | None, payload: dict[str
     return ("current" if memory.is_active else "inactive"), result
 
 
-def _prepare_verb(proposal: Proposal, memory: Memory | None, payload: dict[str, Any]) -> tuple[str, dict]:
+def _prepare_verb(proposal: Proposal, memory: Memory | None, payload: ProposalPayload) -> tuple[str, dict]:
     """Freeze a lifecycle verb or a system action (fence, revalidate): a reason, no content change.
 
     A lifecycle transition the state machine does not allow is refused here.
@@ -155,7 +157,7 @@ def _prepare_verb(proposal: Proposal, memory: Memory | None, payload: dict[str, 
     return "current", memory.snapshot()
 
 
-def _json_fields(fields: dict[str, Any]) -> dict[str, Any]:
+def _json_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
     """Return proposed fields as plain JSON (datetimes as ISO 8601)."""
     out = dict(fields)
     for name in Memory.DATETIME_FIELDS:

@@ -7,7 +7,6 @@ executor in the same transaction.
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -19,6 +18,7 @@ from proposals.errors import (
     NotSubmitter,
 )
 from proposals.models import InvalidProposalTransition, Proposal, ProposalEvidence
+from proposals.payloads import ProposalPayload
 from proposals.policy import Verdict
 from proposals.selectors import proposal_by_idempotency_key
 from proposals.services.freezing import STATUS_FOR_VERDICT, freeze_and_classify
@@ -35,7 +35,7 @@ class Submission:
 
 
 def submit_proposal(
-    *, agent: Agent, idempotency_key: str, payload: dict[str, Any], request_hash: str
+    *, agent: Agent, idempotency_key: str, payload: ProposalPayload, request_hash: str
 ) -> Submission:
     """Freeze, classify and store a proposal; release it if policy allows.
 
@@ -66,14 +66,14 @@ def _existing_submission(agent: Agent, idempotency_key: str, request_hash: str) 
 
 
 @transaction.atomic(durable=True)
-def _submit(*, agent: Agent, idempotency_key: str, payload: dict[str, Any], request_hash: str) -> Proposal:
+def _submit(*, agent: Agent, idempotency_key: str, payload: ProposalPayload, request_hash: str) -> Proposal:
     return create_proposal(
         agent=agent, idempotency_key=idempotency_key, payload=payload, request_hash=request_hash
     )
 
 
 def create_proposal(
-    *, agent: Agent, idempotency_key: str, payload: dict[str, Any], request_hash: str
+    *, agent: Agent, idempotency_key: str, payload: ProposalPayload, request_hash: str
 ) -> Proposal:
     """Freeze, classify, store and maybe release one proposal (inside the caller's transaction)."""
     proposal = Proposal(
@@ -92,7 +92,7 @@ def create_proposal(
 
 
 @transaction.atomic(durable=True)
-def amend_proposal(*, agent: Agent, proposal: Proposal, payload: dict[str, Any]) -> Proposal:
+def amend_proposal(*, agent: Agent, proposal: Proposal, payload: ProposalPayload) -> Proposal:
     """Replace a proposal's action after a reviewer asked for changes, and classify it afresh.
 
     The proposal keeps its id and target; its digest changes, so every

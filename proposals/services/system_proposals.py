@@ -1,7 +1,5 @@
 """Proposals Custodian makes itself: retention expiries, fences and revalidations."""
 
-from typing import Any
-
 from django.db.models import F
 from django.utils import timezone
 
@@ -9,6 +7,7 @@ from core.canonical import digest
 from evidence.models import EvidenceRevision
 from memory_core.models import Memory, MemoryEvidence
 from proposals.models import Proposal
+from proposals.payloads import ProposalPayload
 from proposals.selectors import proposal_by_idempotency_key
 from proposals.services.submission import create_proposal, submit_proposal
 from tenancy.models import Agent
@@ -122,7 +121,7 @@ def _memories_resting_on(*, revision_ids: list) -> list[Memory]:
     )
 
 
-def _system_proposal(agent: Agent, *, key: str, payload: dict[str, Any]) -> Proposal:
+def _system_proposal(agent: Agent, *, key: str, payload: ProposalPayload) -> Proposal:
     """Create a proposal Custodian makes itself, once per key, inside the caller's transaction."""
     existing = proposal_by_idempotency_key(agent=agent, idempotency_key=key)
     if existing is not None:

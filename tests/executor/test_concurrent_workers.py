@@ -10,10 +10,9 @@ from django.core.management import call_command
 
 from executor.models import Receipt
 from memory_core.models import Memory
-from proposals.api import ProposalSubmitInput
 from proposals.models import OutboxEntry
 from proposals.services import submit_proposal
-from tests.factories import make_evidence, owner_context
+from tests.factories import as_payload, make_evidence, owner_context
 from tests.workers import celery_worker, wait_until
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -22,10 +21,8 @@ MEMORIES, UPDATES_EACH = 10, 100
 
 
 def _submit(agent, payload, key):
-    data = ProposalSubmitInput(data=payload)
-    data.is_valid(raise_exception=True)
     return submit_proposal(
-        agent=agent, idempotency_key=key, payload=data.validated_data, request_hash=key
+        agent=agent, idempotency_key=key, payload=as_payload(payload), request_hash=key
     ).proposal
 
 

@@ -59,11 +59,9 @@ def _payload(revision, tag: str, n: int) -> dict:
 
 def _validated(payload: dict) -> tuple[dict, str]:
     from core.canonical import digest
-    from proposals.api import ProposalSubmitInput
+    from tests.factories import as_payload
 
-    serializer = ProposalSubmitInput(data=payload)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data, digest(payload)
+    return as_payload(payload), digest(payload)
 
 
 def setup(args) -> dict:

@@ -16,6 +16,7 @@ from reviews.selectors import approving_decisions, decision_history
 from reviews.services import bulk_approve, record_decision
 from tests.factories import (
     apply_released,
+    as_payload,
     create_payload,
     factor_fact,
     make_evidence,
@@ -120,17 +121,13 @@ def test_amendment_makes_earlier_decisions_stale(agent, pm, pm2, restricted_prop
 
 
 def _amend(agent, proposal):
-    from proposals.api import ProposalSubmitInput
-
     payload = create_payload(
         factor_fact(
             sensitivity="restricted", content={"statement": "momentum_12_1 IC halves after neutralisation"}
         ),
         [make_evidence(agent.agent)],
     )
-    serializer = ProposalSubmitInput(data=payload)
-    serializer.is_valid(raise_exception=True)
-    return amend_proposal(agent=agent.agent, proposal=proposal, payload=serializer.validated_data)
+    return amend_proposal(agent=agent.agent, proposal=proposal, payload=as_payload(payload))
 
 
 def test_only_a_proposal_with_changes_requested_can_be_amended(agent, factor_proposal):

@@ -10,6 +10,7 @@ from guardian.shortcuts import assign_perm
 
 from core.canonical import digest
 from evidence.services import register_evidence
+from proposals.payloads import ProposalPayload
 from proposals.services import add_evidence_revision, submit_proposal
 from reviews.selectors import AUDIT, DECIDE
 from tenancy.models import Tenant
@@ -78,7 +79,7 @@ class Command(BaseCommand):
         )
         alice = {"kind": "user", "id": "pm-alice"}
         alice_context = {"acting_for_subject": alice, "consent_basis": "explicit", "risk_level": "low"}
-        proposals = [
+        proposals: list[ProposalPayload] = [
             # auto_apply: Alice's own explicit preference
             {
                 "action": "create",
@@ -161,15 +162,8 @@ class Command(BaseCommand):
                 },
             },
         ]
-        from proposals.api import ProposalSubmitInput
-
         for number, payload in enumerate(proposals, start=1):
-            serializer = ProposalSubmitInput(data=payload)
-            serializer.is_valid(raise_exception=True)
             submit_proposal(
-                agent=agent,
-                idempotency_key=f"demo-{number}",
-                payload=serializer.validated_data,
-                request_hash=digest(payload),
+                agent=agent, idempotency_key=f"demo-{number}", payload=payload, request_hash=digest(payload)
             )
         return raw

@@ -1,0 +1,41 @@
+"""What a submission carries, as the proposal services take it: already validated and typed.
+
+``proposals.api.ProposalSubmitInput`` builds one from an agent's JSON;
+Custodian's own proposals, the demo seed and the tests build them directly.
+Which keys an action needs is the serializer's rule (and the freezing step's).
+"""
+
+import uuid
+from datetime import datetime
+from typing import Any, Required, TypedDict
+
+from evidence.models import EvidenceBinding
+
+
+class MemoryFields(TypedDict, total=False):
+    """A memory's proposed fields (create) or the ones to change (update)."""
+
+    subject: dict[str, str]
+    scope: str
+    type: str
+    content: dict[str, Any]
+    sensitivity: str
+    confidence: float
+    retention_policy: str
+    ttl_seconds: int | None
+    expires_at: datetime | None
+    valid_from: datetime | None
+    valid_to: datetime | None
+    dedupe_key: str
+
+
+class ProposalPayload(TypedDict, total=False):
+    action: Required[str]
+    memory: MemoryFields  # create
+    memory_id: uuid.UUID  # every other action
+    base_revision: int
+    changes: MemoryFields  # update
+    reason: str  # lifecycle verbs, fence, revalidate
+    evidence: list[EvidenceBinding]
+    policy_context: dict[str, Any]
+    rationale: str
