@@ -87,6 +87,7 @@ class RecallSearchApi(APIView):
                 "recall_id": str(result.recall_id),
                 "results": [recall_item_json(item) for item in result.items],
                 "next_cursor": str(result.next_cursor) if result.next_cursor else None,
+                "weights_version": result.weights_version,
             }
         )
 

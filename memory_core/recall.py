@@ -19,13 +19,13 @@ from django.utils import timezone
 from core.errors import DomainError
 from core.keyed import keyed_digest
 from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence
+from memory_core.ranking import WINDOW, rerank, weights_for
 from memory_core.read_policy import active_read_policy
 from memory_core.return_modes import matched_terms, present
 from memory_core.search import ranked
 from memory_core.selectors import MemoryNotFound
 from tenancy.models import Agent
 
-BATCH = 50
 MAX_SCAN = 2000
 SEARCHABLE_STATES = (Memory.State.ACTIVE, Memory.State.EXPIRED)
 
@@ -43,6 +43,7 @@ class RecallItem:
     rule: str
     score: float
     matched_terms: list[str]
+    explanation: dict
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class RecallResult:
     recall_id: uuid.UUID
     items: list[RecallItem]
     next_cursor: uuid.UUID | None
+    weights_version: str
 
 
 @dataclass(frozen=True)
@@ -77,36 +79,50 @@ class RecallQuery:
 def recall(
     *, agent: Agent, query: RecallQuery, context: dict, limit: int, cursor: uuid.UUID | None
 ) -> RecallResult:
-    """Search the agent's tenant; return up to ``limit`` items in the views policy allows."""
+    """Search the agent's tenant; return up to ``limit`` items in the views policy allows, best first.
+
+    Lexical candidates come in windows of ``ranking.WINDOW``; each window is
+    decided by the read policy and reranked by the hybrid score before the
+    page is cut, so the cursor's offset is a position in that order.
+    """
     offset = _resume(agent, query, cursor)
-    policy = active_read_policy()
+    policy, weights = active_read_policy(), weights_for(agent)
     candidates = ranked(_candidates(agent, query), query.text, tenant_id=agent.tenant_id)
     rows, omitted, scanned, exhausted = [], 0, 0, False
     while len(rows) < limit and scanned < MAX_SCAN:
-        batch = list(candidates[offset : offset + BATCH])
-        if not batch:
-            exhausted = True
-            break
-        for row in batch:
+        start = offset - offset % WINDOW
+        window = [_as_memory(row) for row in candidates[start : start + WINDOW]]
+        order = rerank(
+            window,
+            [policy.decide(memory, context) for memory in window],
+            query=query.text,
+            weights=weights,
+            tenant_id=agent.tenant_id,
+            at=query.valid_at,
+        )
+        for entry in order[offset - start :]:
             offset, scanned = offset + 1, scanned + 1
-            memory = _as_memory(row)
-            rule = policy.decide(memory, context)
-            if rule.mode == "deny":
+            if entry.rule.mode == "deny":
                 omitted += 1
                 continue
-            rows.append((memory, rule))
+            rows.append(entry)
             if len(rows) == limit:
                 break
-    evidence = _evidence_by_memory([memory for memory, rule in rows if rule.mode == "raw"])
+        if len(window) < WINDOW and offset >= start + len(window):
+            exhausted = True
+            break
+    served = [(entry.memory, entry.rule) for entry in rows]
+    evidence = _evidence_by_memory([memory for memory, rule in served if rule.mode == "raw"])
     items = [
         RecallItem(
-            memory=present(memory, rule.mode, evidence=evidence.get(memory.id)),
-            return_mode=rule.mode,
-            rule=rule.id,
-            score=round(float(memory.rank), 6),
-            matched_terms=matched_terms(memory, query.text, rule.mode),
+            memory=present(entry.memory, entry.rule.mode, evidence=evidence.get(entry.memory.id)),
+            return_mode=entry.rule.mode,
+            rule=entry.rule.id,
+            score=entry.score,
+            matched_terms=matched_terms(entry.memory, query.text, entry.rule.mode),
+            explanation=entry.explanation,
         )
-        for memory, rule in rows
+        for entry in rows
     ]
     event = _record(
         agent,
@@ -114,12 +130,13 @@ def recall(
         AccessEvent.Outcome.OK,
         context=context,
         query=query,
-        served=rows,
+        served=served,
         omitted=omitted,
         next_offset=None if exhausted else offset,
         fingerprint=policy.fingerprint,
+        ranking_version=weights.version,
     )
-    return RecallResult(event.id, items, None if exhausted else event.id)
+    return RecallResult(event.id, items, None if exhausted else event.id, weights.version)
 
 
 def read_memory(*, agent: Agent, memory_id: uuid.UUID, context: dict) -> tuple[dict, str, str]:
@@ -259,6 +276,7 @@ def _record(
     served: list | None = None,
     omitted: int = 0,
     next_offset: int | None = None,
+    ranking_version: str = "",
 ) -> AccessEvent:
     event = AccessEvent.objects.create(
         tenant_id=agent.tenant_id,
@@ -273,6 +291,7 @@ def _record(
         omitted_count=omitted,
         next_offset=next_offset,
         policy_fingerprint=fingerprint,
+        ranking_version=ranking_version,
     )
     AccessEventItem.objects.bulk_create(
         AccessEventItem(
@@ -309,5 +328,6 @@ def recall_item_json(item: RecallItem) -> dict[str, Any]:
         "rule": item.rule,
         "score": item.score,
         "matched_terms": item.matched_terms,
+        "explanation": item.explanation,
         "consumable_text": item.memory["consumable_text"],
     }
