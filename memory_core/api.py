@@ -6,8 +6,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.serializers import ChoiceField, StrictSerializer
-from memory_core.models import Memory
+from memory_core.models import Memory, RecallFeedback
 from memory_core.recall import RecallQuery, read_memory, recall, recall_item_json
+from memory_core.services import record_feedback
 from tenancy.services import bind_policy_context
 
 
@@ -90,6 +91,43 @@ class RecallSearchApi(APIView):
                 "weights_version": result.weights_version,
             }
         )
+
+
+class RecallFeedbackInput(StrictSerializer):
+    memory_id = serializers.UUIDField()
+    revision = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
+    verdict = ChoiceField(choices=RecallFeedback.Verdict.choices)
+
+
+class RecallFeedbackOutput(serializers.Serializer):
+    feedback_id = serializers.IntegerField(source="id")
+    recall_id = serializers.UUIDField()
+    memory_id = serializers.UUIDField()
+    revision = serializers.IntegerField()
+    verdict = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class RecallFeedbackApi(APIView):
+    """Vote that one item of your own recall (memory and revision, as served) was useful or not.
+
+    Once per memory revision per agent; it weighs, bounded, on later rankings.
+    """
+
+    @extend_schema(
+        request=RecallFeedbackInput,
+        responses={
+            201: RecallFeedbackOutput,
+            404: OpenApiResponse(description="recall_not_found: not a search of this agent"),
+            409: OpenApiResponse(description="feedback_already_given"),
+            422: OpenApiResponse(description="item_not_served: the recall did not serve that revision"),
+        },
+    )
+    def post(self, request, recall_id):
+        data = RecallFeedbackInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        feedback = record_feedback(agent=request.user, recall_id=recall_id, **data.validated_data)
+        return Response(RecallFeedbackOutput(feedback).data, status=201)
 
 
 class MemoryReadInput(serializers.Serializer):

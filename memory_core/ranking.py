@@ -66,7 +66,7 @@ WEIGHTS = {
         validity=0.5,
         corroboration=0.1,
         activation=0.05,
-        feedback=0.15,
+        feedback=0.2,
     ),
 }
 DEFAULT_VERSION = "2026-12-01.1"
@@ -132,7 +132,7 @@ def rerank(
                 min(math.log1p(reads.get(memory.id, 0)) / math.log1p(ACTIVATION_SATURATION), 1.0),
                 weights.activation,
             ),
-            "feedback": ((up - down) / (up + down + 2), weights.feedback),
+            "feedback": ((up - down) / (up + down + 1), weights.feedback),
         }
         explained = {
             name: {"value": round(value, 4), "weight": weight, "contribution": round(value * weight, 4)}
