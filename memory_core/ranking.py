@@ -36,10 +36,9 @@ WINDOW = 100
 ACTIVATION_DAYS = 30
 ACTIVATION_SATURATION = 20  # reads in ACTIVATION_DAYS that give the full activation
 CORROBORATION_SATURATION = 3  # independent valid sources that give the full corroboration
-# Words that ask for the present state of a fact ("which city is she living in now?").
-PRESENT = frozenset(
-    ["now", "currently", "current", "nowadays", "latest", "new", "newest", "still", "today", "these"]
-)
+# Words that ask for the present state of a fact ("which city is she living in now?"). Not "new":
+# in "what is her new job" it is a word to match, and lexical ranking already finds that turn.
+PRESENT = frozenset(["now", "currently", "current", "nowadays", "latest", "still", "today", "these"])
 _WORD = re.compile(r"[a-z]+")
 
 
@@ -111,7 +110,7 @@ def rerank(
     sources = _sources([m for m, r in shown if r.mode == "raw"])
     votes = _votes([(m.id, m.revision) for m, _ in shown], tenant_id)
     lexical = _lexical(shown, query)
-    recency = _percentiles({m.id: _time(m) for m, _ in shown})
+    recency = _recency([m for m, _ in shown])
     present = bool(PRESENT & set(_WORD.findall(query.lower())))
     recency_weight = weights.recency_present if present else weights.recency
     scored = []
@@ -172,13 +171,21 @@ def _time(memory: Memory) -> float:
     return (memory.valid_from or memory.created_at).timestamp()
 
 
-def _percentiles(times: dict) -> dict:
-    """Rank of each time among the window's, from 0 (oldest) to 1 (newest); ties share a rank."""
-    if len(times) < 2:
-        return dict.fromkeys(times, 1.0)
-    ordered = sorted(set(times.values()))
-    position = {t: n / (len(ordered) - 1) if len(ordered) > 1 else 1.0 for n, t in enumerate(ordered)}
-    return {pk: position[t] for pk, t in times.items()}
+def _recency(memories: list[Memory]) -> dict:
+    """Rank of each memory's time among the window's memories about the same subject, 0 to 1 (newest).
+
+    Relative to its own subject, because "what is current" compares the facts
+    about one subject; between subjects the order of writing says nothing.
+    """
+    times: dict = {}
+    for memory in memories:
+        times.setdefault((memory.subject_kind, memory.subject_id), set()).add(_time(memory))
+    ranks = {subject: sorted(found) for subject, found in times.items()}
+    recency = {}
+    for memory in memories:
+        ordered = ranks[(memory.subject_kind, memory.subject_id)]
+        recency[memory.id] = ordered.index(_time(memory)) / (len(ordered) - 1) if len(ordered) > 1 else 1.0
+    return recency
 
 
 def _validity(memory: Memory, at: datetime) -> float:
