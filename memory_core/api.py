@@ -50,6 +50,14 @@ class RecallFiltersInput(StrictSerializer):
     valid_at = serializers.DateTimeField(required=False)
 
 
+class RecallContextInput(StrictSerializer):
+    neighbours = serializers.IntegerField(
+        min_value=0,
+        max_value=3,
+        help_text="memories before and after each hit in its episode",
+    )
+
+
 class RecallSearchInput(StrictSerializer):
     query = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
     filters = RecallFiltersInput(required=False)
@@ -57,6 +65,7 @@ class RecallSearchInput(StrictSerializer):
     limit = serializers.IntegerField(min_value=1, max_value=50, required=False, default=10)
     cursor = serializers.UUIDField(required=False, allow_null=True, default=None)
     policy_context = PolicyContextInput(required=False)
+    context = RecallContextInput(required=False)
 
 
 class RecallSearchApi(APIView):
@@ -81,7 +90,12 @@ class RecallSearchApi(APIView):
         )
         context = bind_policy_context(request.user, _plain(body.get("policy_context", {})))
         result = recall(
-            agent=request.user, query=query, context=context, limit=body["limit"], cursor=body["cursor"]
+            agent=request.user,
+            query=query,
+            context=context,
+            limit=body["limit"],
+            cursor=body["cursor"],
+            neighbours=body.get("context", {}).get("neighbours", 0),
         )
         return Response(
             {
