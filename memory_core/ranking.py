@@ -172,19 +172,22 @@ def _time(memory: Memory) -> float:
 
 
 def _recency(memories: list[Memory]) -> dict:
-    """Rank of each memory's time among the window's memories about the same subject, 0 to 1 (newest).
+    """Share of the window's other live memories about the same subject that are older, 0 to 1.
 
     Relative to its own subject, because "what is current" compares the facts
     about one subject; between subjects the order of writing says nothing.
+    Only active, unfenced memories are compared against, so an expired or
+    fenced one never moves another.
     """
-    times: dict = {}
+    live: dict = {}
     for memory in memories:
-        times.setdefault((memory.subject_kind, memory.subject_id), set()).add(_time(memory))
-    ranks = {subject: sorted(found) for subject, found in times.items()}
+        if memory.state == Memory.State.ACTIVE and not memory.is_fenced:
+            live.setdefault((memory.subject_kind, memory.subject_id), []).append((_time(memory), memory.id))
     recency = {}
     for memory in memories:
-        ordered = ranks[(memory.subject_kind, memory.subject_id)]
-        recency[memory.id] = ordered.index(_time(memory)) / (len(ordered) - 1) if len(ordered) > 1 else 1.0
+        time = _time(memory)
+        others = [t for t, pk in live.get((memory.subject_kind, memory.subject_id), []) if pk != memory.id]
+        recency[memory.id] = sum(1 for t in others if t < time) / len(others) if others else 1.0
     return recency
 
 

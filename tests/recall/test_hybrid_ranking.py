@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from memory_core.models import AccessEvent
 from memory_core.ranking import DEFAULT_VERSION
+from proposals.services import invalidate_evidence_revision
 
 SIGNALS = {"lexical", "recency", "validity", "corroboration", "activation", "feedback"}
 
@@ -103,3 +104,16 @@ def test_recall_costs_the_same_queries_for_one_result_or_ten(api, remember):
     for n in range(1, 10):
         remember(f"cadence note {n}")
     assert queries() == one
+
+
+def test_a_fenced_memory_never_moves_another(agent, api, remember):
+    kept = remember("desk cadence note")
+    before = search(api, "desk cadence")["results"][0]
+    newer = remember("desk cadence note, revised")
+    invalidate_evidence_revision(
+        revision=newer.evidence_links.get().evidence_revision, reason="look-ahead bug"
+    )
+    after = next(
+        item for item in search(api, "desk cadence")["results"] if item["memory"]["memory_id"] == str(kept.id)
+    )
+    assert after["explanation"] == before["explanation"] and after["score"] == before["score"]
