@@ -72,7 +72,18 @@ class RecallSearchApi(APIView):
     """Recall memories: ranked, filtered, each item in the view the read policy allows."""
 
     @extend_schema(
-        request=RecallSearchInput, responses={200: OpenApiResponse(description="recall_id, results")}
+        request=RecallSearchInput,
+        responses={
+            200: OpenApiResponse(
+                description=(
+                    "recall_id (the access event; also the cursor and the handle for feedback), results "
+                    "(memory, return_mode, rule, score, matched_terms, consumable_text, explanation: per "
+                    "signal lexical, recency, validity, corroboration, activation, feedback its value, "
+                    "weight and contribution; context: before and after, when context.neighbours > 0), "
+                    "next_cursor, weights_version (the ranking weights the score used)"
+                )
+            )
+        },
     )
     def post(self, request):
         data = RecallSearchInput(data=request.data)
