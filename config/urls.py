@@ -6,7 +6,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from executor.api import ReceiptDetailApi, ReceiptListApi
-from memory_core.api import MemoryDetailApi, RecallSearchApi
+from memory_core.api import MemoryDetailApi, RecallFeedbackApi, RecallSearchApi
 from proposals.api import ProposalAmendApi, ProposalCollectionApi, ProposalDetailApi, ProposalWithdrawApi
 from proposals.evidence_api import (
     EvidenceDetailApi,
@@ -51,6 +51,7 @@ api_v1 = [
     path("reviews/queue/", ReviewQueueApi.as_view(), name="review-queue"),
     path("memories/<uuid:memory_id>/", MemoryDetailApi.as_view(), name="memory-detail"),
     path("recall/search", RecallSearchApi.as_view(), name="recall-search"),
+    path("recall/<uuid:recall_id>/feedback", RecallFeedbackApi.as_view(), name="recall-feedback"),
     path("audit/events/", AuditEventListApi.as_view(), name="audit-events"),
     path("receipts/", ReceiptListApi.as_view(), name="receipts"),
     path("receipts/<uuid:receipt_id>/", ReceiptDetailApi.as_view(), name="receipt-detail"),

@@ -3,7 +3,7 @@ import json
 from django.contrib import admin
 from django.utils.html import format_html
 
-from memory_core.models import Memory, MemoryEvidence
+from memory_core.models import Memory, MemoryEvidence, RecallFeedback
 from memory_core.people import CONTENT_FIELDS, current_memory, person_rule, readable_content
 from tenancy.admin import TenantReadOnlyAdmin, TenantReadOnlyHistoryAdmin
 
@@ -64,3 +64,13 @@ class MemoryAdmin(TenantReadOnlyHistoryAdmin):
         memory.fenced = now.is_fenced if now is not None else False
         rule = person_rule(memory, now)
         return render_as_read(readable_content(memory, rule), rule)
+
+
+@admin.register(RecallFeedback)
+class RecallFeedbackAdmin(TenantReadOnlyAdmin):
+    """Agents' votes on recalled items: append-only, shown as recorded (ids, never content)."""
+
+    list_display = ["created_at", "verdict", "memory_id", "revision", "agent", "recall", "tenant"]
+    list_filter = ["tenant", "verdict"]
+    list_select_related = ["agent", "recall", "tenant"]
+    search_fields = ["=memory_id", "=recall__id"]

@@ -6,8 +6,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.serializers import ChoiceField, StrictSerializer
-from memory_core.models import Memory
+from memory_core.models import Memory, RecallFeedback
 from memory_core.recall import RecallQuery, read_memory, recall, recall_item_json
+from memory_core.services import record_feedback
 from tenancy.services import bind_policy_context
 
 
@@ -49,6 +50,14 @@ class RecallFiltersInput(StrictSerializer):
     valid_at = serializers.DateTimeField(required=False)
 
 
+class RecallContextInput(StrictSerializer):
+    neighbours = serializers.IntegerField(
+        min_value=0,
+        max_value=3,
+        help_text="memories before and after each hit in its episode",
+    )
+
+
 class RecallSearchInput(StrictSerializer):
     query = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
     filters = RecallFiltersInput(required=False)
@@ -56,13 +65,25 @@ class RecallSearchInput(StrictSerializer):
     limit = serializers.IntegerField(min_value=1, max_value=50, required=False, default=10)
     cursor = serializers.UUIDField(required=False, allow_null=True, default=None)
     policy_context = PolicyContextInput(required=False)
+    context = RecallContextInput(required=False)
 
 
 class RecallSearchApi(APIView):
     """Recall memories: ranked, filtered, each item in the view the read policy allows."""
 
     @extend_schema(
-        request=RecallSearchInput, responses={200: OpenApiResponse(description="recall_id, results")}
+        request=RecallSearchInput,
+        responses={
+            200: OpenApiResponse(
+                description=(
+                    "recall_id (the access event; also the cursor and the handle for feedback), results "
+                    "(memory, return_mode, rule, score, matched_terms, consumable_text, explanation: per "
+                    "signal lexical, recency, validity, corroboration, activation, feedback its value, "
+                    "weight and contribution; context: before and after, when context.neighbours > 0), "
+                    "next_cursor, weights_version (the ranking weights the score used)"
+                )
+            )
+        },
     )
     def post(self, request):
         data = RecallSearchInput(data=request.data)
@@ -80,15 +101,58 @@ class RecallSearchApi(APIView):
         )
         context = bind_policy_context(request.user, _plain(body.get("policy_context", {})))
         result = recall(
-            agent=request.user, query=query, context=context, limit=body["limit"], cursor=body["cursor"]
+            agent=request.user,
+            query=query,
+            context=context,
+            limit=body["limit"],
+            cursor=body["cursor"],
+            neighbours=body.get("context", {}).get("neighbours", 0),
         )
         return Response(
             {
                 "recall_id": str(result.recall_id),
                 "results": [recall_item_json(item) for item in result.items],
                 "next_cursor": str(result.next_cursor) if result.next_cursor else None,
+                "weights_version": result.weights_version,
             }
         )
+
+
+class RecallFeedbackInput(StrictSerializer):
+    memory_id = serializers.UUIDField()
+    revision = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
+    verdict = ChoiceField(choices=RecallFeedback.Verdict.choices)
+
+
+class RecallFeedbackOutput(serializers.Serializer):
+    feedback_id = serializers.IntegerField(source="id")
+    recall_id = serializers.UUIDField()
+    memory_id = serializers.UUIDField()
+    revision = serializers.IntegerField()
+    verdict = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class RecallFeedbackApi(APIView):
+    """Vote that one item of your own recall (memory and revision, as served) was useful or not.
+
+    Once per memory revision per agent; it weighs, bounded, on later rankings.
+    """
+
+    @extend_schema(
+        request=RecallFeedbackInput,
+        responses={
+            201: RecallFeedbackOutput,
+            404: OpenApiResponse(description="recall_not_found: not a search of this agent"),
+            409: OpenApiResponse(description="feedback_already_given"),
+            422: OpenApiResponse(description="item_not_served: the recall did not serve that revision"),
+        },
+    )
+    def post(self, request, recall_id):
+        data = RecallFeedbackInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        feedback = record_feedback(agent=request.user, recall_id=recall_id, **data.validated_data)
+        return Response(RecallFeedbackOutput(feedback).data, status=201)
 
 
 class MemoryReadInput(serializers.Serializer):

@@ -282,6 +282,8 @@ class AccessEvent(AppendOnlyModel):
     omitted_count = models.PositiveIntegerField(default=0)
     next_offset = models.PositiveIntegerField(null=True, blank=True)
     policy_fingerprint = models.CharField(max_length=64)
+    # The version of ``memory_core.ranking.WEIGHTS`` a search ranked with (empty for gets).
+    ranking_version = models.CharField(max_length=32, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = AccessEventQuerySet.as_manager()  # type: ignore[misc]  # append-only, plus blank_queries()
@@ -314,6 +316,41 @@ class AccessEventItem(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"{self.memory_id}@{self.revision} as {self.mode}"
+
+
+class RecallFeedback(AppendOnlyModel):
+    """An agent's vote that one item a recall served (memory and revision, as served) was useful or not.
+
+    Only the agent that recalled may vote, once per memory revision (whichever
+    recall served it), so repeating a search never adds weight. Votes rank
+    later searches within bounds (``memory_core.ranking``) and never change
+    the memory. A vote on an older revision does not count for a newer one.
+    """
+
+    class Verdict(models.TextChoices):
+        USEFUL = "useful"
+        NOT_USEFUL = "not_useful"
+
+    id = models.BigAutoField(primary_key=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    recall = models.ForeignKey(AccessEvent, on_delete=models.PROTECT, related_name="feedback")
+    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="+")
+    memory_id = models.UUIDField()
+    revision = models.PositiveIntegerField()
+    verdict = models.CharField(max_length=16, choices=Verdict.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "recall feedback"
+        indexes = [models.Index(fields=["tenant", "memory_id"], name="recall_feedback_memory_idx")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["agent", "memory_id", "revision"], name="recall_feedback_once_per_revision"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.verdict} on {self.memory_id}@{self.revision}"
 
 
 class SearchCorpus(models.Model):

@@ -18,14 +18,15 @@ from django.utils import timezone
 
 from core.errors import DomainError
 from core.keyed import keyed_digest
+from memory_core.episodes import neighbours as episode_neighbours
 from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence
+from memory_core.ranking import WINDOW, rerank, weights_for
 from memory_core.read_policy import active_read_policy
 from memory_core.return_modes import matched_terms, present
 from memory_core.search import ranked
 from memory_core.selectors import MemoryNotFound
 from tenancy.models import Agent
 
-BATCH = 50
 MAX_SCAN = 2000
 SEARCHABLE_STATES = (Memory.State.ACTIVE, Memory.State.EXPIRED)
 
@@ -43,6 +44,8 @@ class RecallItem:
     rule: str
     score: float
     matched_terms: list[str]
+    explanation: dict
+    context: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class RecallResult:
     recall_id: uuid.UUID
     items: list[RecallItem]
     next_cursor: uuid.UUID | None
+    weights_version: str
 
 
 @dataclass(frozen=True)
@@ -75,38 +79,75 @@ class RecallQuery:
 
 
 def recall(
-    *, agent: Agent, query: RecallQuery, context: dict, limit: int, cursor: uuid.UUID | None
+    *,
+    agent: Agent,
+    query: RecallQuery,
+    context: dict,
+    limit: int,
+    cursor: uuid.UUID | None,
+    neighbours: int = 0,
 ) -> RecallResult:
-    """Search the agent's tenant; return up to ``limit`` items in the views policy allows."""
+    """Search the agent's tenant; return up to ``limit`` items in the views policy allows, best first.
+
+    Lexical candidates come in windows of ``ranking.WINDOW``; each window is
+    decided by the read policy and reranked by the hybrid score before the
+    page is cut, so the cursor's offset is a position in that order. With
+    ``neighbours``, each hit brings up to that many memories before and after
+    it in its episode (``memory_core.episodes``), each decided, shown and
+    audited like a hit.
+    """
     offset = _resume(agent, query, cursor)
-    policy = active_read_policy()
-    candidates = ranked(_candidates(agent, query), query.text, tenant_id=agent.tenant_id)
+    policy, weights = active_read_policy(), weights_for(agent)
+    pool = _candidates(agent, query)
+    candidates = ranked(pool, query.text, tenant_id=agent.tenant_id)
     rows, omitted, scanned, exhausted = [], 0, 0, False
     while len(rows) < limit and scanned < MAX_SCAN:
-        batch = list(candidates[offset : offset + BATCH])
-        if not batch:
-            exhausted = True
-            break
-        for row in batch:
+        start = offset - offset % WINDOW
+        window = [_as_memory(row) for row in candidates[start : start + WINDOW]]
+        order = rerank(
+            window,
+            [policy.decide(memory, context) for memory in window],
+            query=query.text,
+            weights=weights,
+            tenant_id=agent.tenant_id,
+            at=query.valid_at,
+        )
+        for entry in order[offset - start :]:
             offset, scanned = offset + 1, scanned + 1
-            memory = _as_memory(row)
-            rule = policy.decide(memory, context)
-            if rule.mode == "deny":
+            if entry.rule.mode == "deny":
                 omitted += 1
                 continue
-            rows.append((memory, rule))
+            rows.append(entry)
             if len(rows) == limit:
                 break
-    evidence = _evidence_by_memory([memory for memory, rule in rows if rule.mode == "raw"])
+        if len(window) < WINDOW and offset >= start + len(window):
+            exhausted = True
+            break
+    served = [(entry.memory, entry.rule) for entry in rows]
+    around, nearby, denied = _episode_context(served, pool, policy, context, neighbours)
+    omitted += denied
+    served += [pair for pk, pair in nearby.items() if pk not in {memory.id for memory, _ in served}]
+    evidence = _evidence_by_memory([memory for memory, rule in served if rule.mode == "raw"])
+
+    def shown(memory: Memory, rule) -> dict:
+        return present(memory, rule.mode, evidence=evidence.get(memory.id))
+
     items = [
         RecallItem(
-            memory=present(memory, rule.mode, evidence=evidence.get(memory.id)),
-            return_mode=rule.mode,
-            rule=rule.id,
-            score=round(float(memory.rank), 6),
-            matched_terms=matched_terms(memory, query.text, rule.mode),
+            memory=shown(entry.memory, entry.rule),
+            return_mode=entry.rule.mode,
+            rule=entry.rule.id,
+            score=entry.score,
+            matched_terms=matched_terms(entry.memory, query.text, entry.rule.mode),
+            explanation=entry.explanation,
+            context=None
+            if not neighbours
+            else {
+                side: [_neighbour_json(shown(*nearby[pk]), nearby[pk][1]) for pk in pks if pk in nearby]
+                for side, pks in around.get(entry.memory.id, {"before": [], "after": []}).items()
+            },
         )
-        for memory, rule in rows
+        for entry in rows
     ]
     event = _record(
         agent,
@@ -114,12 +155,39 @@ def recall(
         AccessEvent.Outcome.OK,
         context=context,
         query=query,
-        served=rows,
+        served=served,
         omitted=omitted,
         next_offset=None if exhausted else offset,
         fingerprint=policy.fingerprint,
+        ranking_version=weights.version,
     )
-    return RecallResult(event.id, items, None if exhausted else event.id)
+    return RecallResult(event.id, items, None if exhausted else event.id, weights.version)
+
+
+def _episode_context(served: list, pool: QuerySet, policy, context: dict, around: int) -> tuple:
+    """Place the hits in their episodes; return the placement, the neighbours shown, how many denied."""
+    if not around or not served:
+        return {}, {}, 0
+    placed = episode_neighbours([memory for memory, _ in served], pool, around=around)
+    wanted = {pk for sides in placed.values() for pks in sides.values() for pk in pks}
+    nearby, denied = {}, 0
+    for row in pool.filter(id__in=wanted) if wanted else []:
+        memory = _as_memory(row)
+        rule = policy.decide(memory, context)
+        if rule.mode == "deny":
+            denied += 1
+        else:
+            nearby[memory.id] = (memory, rule)
+    return placed, nearby, denied
+
+
+def _neighbour_json(view: dict, rule) -> dict:
+    return {
+        "memory": view,
+        "return_mode": rule.mode,
+        "rule": rule.id,
+        "consumable_text": view["consumable_text"],
+    }
 
 
 def read_memory(*, agent: Agent, memory_id: uuid.UUID, context: dict) -> tuple[dict, str, str]:
@@ -228,7 +296,7 @@ def _as_memory(row) -> Memory:
     if isinstance(row, Memory):
         return row
     memory = row.instance
-    memory.fenced, memory.rank = row.fenced, row.rank
+    memory.fenced, memory.rank = row.fenced, getattr(row, "rank", 0.0)
     return memory
 
 
@@ -259,6 +327,7 @@ def _record(
     served: list | None = None,
     omitted: int = 0,
     next_offset: int | None = None,
+    ranking_version: str = "",
 ) -> AccessEvent:
     event = AccessEvent.objects.create(
         tenant_id=agent.tenant_id,
@@ -273,6 +342,7 @@ def _record(
         omitted_count=omitted,
         next_offset=next_offset,
         policy_fingerprint=fingerprint,
+        ranking_version=ranking_version,
     )
     AccessEventItem.objects.bulk_create(
         AccessEventItem(
@@ -309,5 +379,7 @@ def recall_item_json(item: RecallItem) -> dict[str, Any]:
         "rule": item.rule,
         "score": item.score,
         "matched_terms": item.matched_terms,
+        "explanation": item.explanation,
         "consumable_text": item.memory["consumable_text"],
+        **({"context": item.context} if item.context is not None else {}),
     }

@@ -49,6 +49,15 @@ def matched_terms(memory: Memory, query: str, mode: str) -> list[str]:
     return sorted({term for term in query.lower().split() if term in statement})
 
 
+def visible_text(memory: Memory, mode: str) -> str:
+    """The text a view shows of a memory (what ranking may match on for an item served so)."""
+    if mode == "raw":
+        return f"{memory.statement} {(memory.content or {}).get('summary') or ''}"
+    if mode == "summary":
+        return _summary(memory)
+    return ""
+
+
 def _metadata(memory: Memory) -> dict[str, Any]:
     return {
         "memory_id": str(memory.id),

@@ -223,6 +223,14 @@ def _python(memories: QuerySet, groups: list[tuple[str, ...]]) -> QuerySet:
     )
 
 
+def visible_match(text: str, groups: list[tuple[str, ...]]) -> float:
+    """Share of the query's word groups found (by stem) in ``text``: lexical match on a shown text."""
+    if not groups or not text:
+        return 0.0
+    stems = {_stem(word) for word in _WORD.findall(text.lower())}
+    return sum(1 for group in groups if stems & {_stem(form) for form in group}) / len(groups)
+
+
 def _prefix(form: str) -> str:
     """What every word with this form's stem contains ("happy" → "happ", matching "happiness")."""
     stem, prefix = _stem(form), []

@@ -111,7 +111,7 @@ def remember(agent):
     """Return a function that makes a memory exist through proposal, approvals and executor."""
     reviewers = [make_person("rev-a", agent.tenant), make_person("rev-b", agent.tenant)]
 
-    def make(statement: str, *, handle=None, **fields) -> Memory:
+    def make(statement: str, *, handle=None, evidence=None, **fields) -> Memory:
         handle = handle or agent
         memory = {
             "subject": {"kind": "user", "id": "pm-alice"},
@@ -122,7 +122,7 @@ def remember(agent):
             **fields,
         }
         proposal = submit(
-            handle.agent, create_payload(memory, [make_evidence(handle.agent)], owner_context())
+            handle.agent, create_payload(memory, [evidence or make_evidence(handle.agent)], owner_context())
         )
         people = (
             reviewers

@@ -63,6 +63,11 @@ def build_tenant_world(name: str) -> TenantWorld:
     denied = APIClient()
     denied.credentials(HTTP_AUTHORIZATION=f"Bearer {handle.token}")
     assert denied.get(f"/api/v1/memories/{uuid.uuid4()}/").status_code == 404  # a DeniedRequest row
+    recalled = denied.post("/api/v1/recall/search", {"query": ""}, format="json").json()
+    served = recalled["results"][0]["memory"]
+    vote = {"memory_id": served["memory_id"], "revision": served["revision"], "verdict": "useful"}
+    feedback = denied.post(f"/api/v1/recall/{recalled['recall_id']}/feedback", vote, format="json")
+    assert feedback.status_code == 201  # a RecallFeedback row
     after = _all_pks()
     world = TenantWorld(handle.tenant, {model: after[model] - before[model] for model in after}, entry)
     world.handle, world.reviewer = handle, reviewer

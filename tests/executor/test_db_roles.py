@@ -26,11 +26,18 @@ def roles(applied_memory):
 
 @pytest.fixture
 def audited(roles, agent, api):
-    """A row in every append-only table: a decision (and its history), a search with items, receipts."""
+    """A row in every append-only table: a decision (and its history), a search with items and a
+    vote on one, receipts."""
     proposal = submit(agent.agent, create_payload(factor_fact(), [make_evidence(agent.agent)]))
     approve(make_person("pm-roles", agent.tenant), proposal)
     response = api.post("/api/v1/recall/search", {"query": "weekly"}, format="json")
     assert response.status_code == 200 and response.json()["results"]
+    served = response.json()["results"][0]["memory"]
+    vote = {"memory_id": served["memory_id"], "revision": served["revision"], "verdict": "useful"}
+    assert (
+        api.post(f"/api/v1/recall/{response.json()['recall_id']}/feedback", vote, format="json").status_code
+        == 201
+    )
     return roles
 
 
@@ -81,9 +88,12 @@ def test_decisions_are_append_only_in_the_database(agent):
         "DELETE FROM reviews_historicalreviewdecision",
         "UPDATE memory_core_accessevent SET outcome = 'denied'",
         "UPDATE memory_core_accessevent SET query = 'something else'",
+        "UPDATE memory_core_accessevent SET ranking_version = 'tuned'",
         "DELETE FROM memory_core_accessevent",
         "UPDATE memory_core_accesseventitem SET mode = 'metadata_only'",
         "DELETE FROM memory_core_accesseventitem",
+        "UPDATE memory_core_recallfeedback SET verdict = 'useful'",
+        "DELETE FROM memory_core_recallfeedback",
         "UPDATE executor_receipt SET reason = 'rewritten'",
         "DELETE FROM executor_receipt",
     ],

@@ -114,7 +114,10 @@ def test_the_web_and_executor_processes_run_on_their_grants_alone(agent, other_a
             "filters": {"subject": subject},
             "policy_context": {"acting_for_subject": subject},
         }
-        assert _ok(api.post("/api/v1/recall/search", search, format="json"))["results"]
+        recalled = _ok(api.post("/api/v1/recall/search", search, format="json"))
+        served = recalled["results"][0]["memory"]
+        vote = {"memory_id": served["memory_id"], "revision": served["revision"], "verdict": "useful"}
+        _ok(api.post(f"/api/v1/recall/{recalled['recall_id']}/feedback", vote, format="json"))
         _ok(api.get(f"/api/v1/memories/{preference['memory_id']}/?acting_for=user:pm-alice"))
         source = backtest["evidence_id"]
         _ok(api.post(f"/api/v1/evidence/{source}/revisions/1/invalidate/", {"reason": "bug"}, format="json"))

@@ -3,9 +3,9 @@
 custodian_web       the web/API process (and its admin): reads everything; writes
                     people, sessions and object permissions (the admin manages
                     them), evidence (revision status only, never content),
-                    proposals, decisions, outbox rows and access events; cannot
-                    write memories, their history or evidence links, receipts or
-                    chain heads at all.
+                    proposals, decisions, outbox rows, access events and recall
+                    feedback; cannot write memories, their history or evidence
+                    links, receipts or chain heads at all.
 custodian_executor  the Celery executor: the only role that writes memories; may
                     INSERT receipts but never UPDATE or DELETE them; writes
                     proposals (outcomes, retention and system proposals, purge
@@ -56,6 +56,7 @@ WEB_WRITES = {
     "proposals_outboxentry": "INSERT, UPDATE (updated_at)",  # UPDATE only to lock a dead entry to requeue it
     "memory_core_accessevent": "INSERT",
     "memory_core_accesseventitem": "INSERT",
+    "memory_core_recallfeedback": "INSERT",  # an agent's vote on a recalled item (append-only)
 }
 EXECUTOR_WRITES = {
     "proposals_outboxentry": "INSERT, UPDATE",  # INSERT: proposals it makes itself may release at once

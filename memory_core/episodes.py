@@ -1,0 +1,61 @@
+"""Episode context: the memories next to a recalled one in the same episode (evidence source).
+
+An episode is the evidence source a memory's served revision rests on (a
+conversation session, a document); its memories are ordered by creation.
+Neighbours are drawn from the same candidate rows as the search itself (tenant,
+lifecycle, TTL, filters, ``valid_at``), so recall then passes each through the
+read policy, return modes, fences and audit exactly like a hit. Four queries
+whatever the number of hits.
+"""
+
+import uuid
+
+from django.db.models import F, QuerySet
+
+from memory_core.models import Memory, MemoryEvidence
+
+MAX_EPISODE_ROWS = 5000  # memories read per search to place the hits in their episodes
+
+
+def neighbours(hits: list[Memory], candidates: QuerySet, *, around: int) -> dict[uuid.UUID, dict]:
+    """Return, per hit, up to ``around`` candidate memories before and after it in its episode."""
+    if not hits or around < 1:
+        return {}
+    revisions = {memory.id: memory.revision for memory in hits}
+    episode: dict[uuid.UUID, uuid.UUID] = {}
+    hit_links = (
+        MemoryEvidence.objects.filter(memory_id__in=revisions)
+        .order_by("id")
+        .values_list("memory_id", "memory_revision", "evidence_revision__source_id")
+    )
+    for memory_id, revision, source in hit_links:
+        if revision == revisions[memory_id]:
+            episode.setdefault(memory_id, source)  # the first source it rests on
+    members = (
+        MemoryEvidence.objects.filter(
+            evidence_revision__source_id__in=set(episode.values()), memory_revision=F("memory__revision")
+        )
+        .order_by("memory__created_at", "memory_id")
+        .values_list("evidence_revision__source_id", "memory_id")[:MAX_EPISODE_ROWS]
+    )
+    members = list(members)
+    allowed = set(
+        candidates.filter(id__in={memory_id for _, memory_id in members}).values_list("id", flat=True)
+    )
+    ordered: dict[uuid.UUID, list[uuid.UUID]] = {}
+    for source, memory_id in members:
+        if memory_id in allowed or memory_id in revisions:
+            chain = ordered.setdefault(source, [])
+            if memory_id not in chain:
+                chain.append(memory_id)
+    placed: dict[uuid.UUID, dict] = {}
+    for memory_id, source in episode.items():
+        chain = ordered.get(source, [])
+        if memory_id not in chain:
+            continue
+        at = chain.index(memory_id)
+        placed[memory_id] = {
+            "before": [pk for pk in chain[max(at - around, 0) : at] if pk in allowed],
+            "after": [pk for pk in chain[at + 1 : at + 1 + around] if pk in allowed],
+        }
+    return placed

@@ -1,0 +1,259 @@
+"""Hybrid ranking: lexical, recency, validity, corroboration, access activation and owner feedback.
+
+Recall selects candidates lexically (``memory_core.search``) and reranks each
+window of ``WINDOW`` of them by a weighted sum of bounded signals. The
+weights are fixed and versioned (``WEIGHTS``), chosen per tenant, never per
+request; every item carries its explanation and every access event the
+version it was ranked with.
+
+A signal counts only when the view served shows what it is computed from:
+text-based (lexical) only for ``raw`` items (a ``summary`` item is matched
+against its summary), evidence-based (corroboration) only where evidence is
+shown (``raw``). Metadata every view shows (times, validity) and usage
+records (reads, feedback) count for all. So a masked statement or its
+evidence never moves an item up or down. Each value is clamped to [0, 1]
+(feedback to [-1, 1]) and each weight is small next to the lexical one: a
+click or a vote reorders what matched, never makes a stale or unmatched
+fact come first.
+"""
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from evidence.models import EvidenceRevision
+from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence, RecallFeedback
+from memory_core.return_modes import visible_text
+from memory_core.search import query_groups, visible_match
+
+WINDOW = 100
+ACTIVATION_DAYS = 30
+ACTIVATION_SATURATION = 20  # reads in ACTIVATION_DAYS that give the full activation
+CORROBORATION_SATURATION = 3  # independent valid sources that give the full corroboration
+# Words that ask for the present state of a fact ("which city is she living in now?"). Not "new":
+# in "what is her new job" it is a word to match, and lexical ranking already finds that turn.
+PRESENT = frozenset(["now", "currently", "current", "nowadays", "latest", "still", "today", "these"])
+_WORD = re.compile(r"[a-z]+")
+
+
+@dataclass(frozen=True)
+class RankingWeights:
+    """One versioned set of weights; a version's numbers never change (add a version instead)."""
+
+    version: str
+    lexical: float
+    recency: float
+    recency_present: float  # replaces ``recency`` when the query asks for the present
+    validity: float
+    corroboration: float
+    activation: float
+    feedback: float
+
+
+WEIGHTS = {
+    "2026-12-01.1": RankingWeights(
+        version="2026-12-01.1",
+        lexical=1.0,
+        recency=0.1,
+        recency_present=0.5,
+        validity=0.5,
+        corroboration=0.1,
+        activation=0.05,
+        feedback=0.2,
+    ),
+}
+DEFAULT_VERSION = "2026-12-01.1"
+
+
+def weights_for(agent) -> RankingWeights:
+    """Return the weights the agent's tenant ranks with: its pinned version, else the default.
+
+    ``CUSTODIAN_RANKING_WEIGHTS`` pins tenants by name to a version of
+    ``WEIGHTS`` (an unknown version is a configuration error, raised here).
+    """
+    pinned = getattr(settings, "CUSTODIAN_RANKING_WEIGHTS", None)
+    return WEIGHTS[pinned.get(agent.tenant.name, DEFAULT_VERSION) if pinned else DEFAULT_VERSION]
+
+
+@dataclass
+class Scored:
+    memory: Memory
+    rule: object
+    score: float
+    explanation: dict
+
+
+def rerank(
+    window: list[Memory],
+    rules: list,
+    *,
+    query: str,
+    weights: RankingWeights,
+    tenant_id,
+    at: datetime | None,
+) -> list[Scored]:
+    """Score one window of lexical candidates (policy already decided); return it best first.
+
+    Three queries whatever the window holds: reads, evidence links, feedback.
+    Denied items are scored as nothing and put first in the window, where recall
+    skips and counts them before it fills a slot.
+    """
+    at = at or timezone.now()
+    shown = [(m, r) for m, r in zip(window, rules, strict=True) if r.mode != "deny"]
+    reads = _reads([m.id for m, _ in shown], tenant_id)
+    sources = _sources([m for m, r in shown if r.mode == "raw"])
+    votes = _votes([(m.id, m.revision) for m, _ in shown], tenant_id)
+    lexical = _lexical(shown, query)
+    recency = _recency([m for m, _ in shown])
+    present = bool(PRESENT & set(_WORD.findall(query.lower())))
+    recency_weight = weights.recency_present if present else weights.recency
+    scored = []
+    for memory, rule in zip(window, rules, strict=True):
+        if rule.mode == "deny":
+            scored.append(Scored(memory, rule, 0.0, {}))
+            continue
+        up, down = votes.get((memory.id, memory.revision), (0, 0))
+        signals = {
+            "lexical": (lexical.get(memory.id, 0.0), weights.lexical),
+            "recency": (recency.get(memory.id, 0.0), recency_weight),
+            "validity": (_validity(memory, at), weights.validity),
+            "corroboration": (
+                min(sources.get(memory.id, 0), CORROBORATION_SATURATION) / CORROBORATION_SATURATION,
+                weights.corroboration,
+            ),
+            "activation": (
+                min(math.log1p(reads.get(memory.id, 0)) / math.log1p(ACTIVATION_SATURATION), 1.0),
+                weights.activation,
+            ),
+            "feedback": ((up - down) / (up + down + 1), weights.feedback),
+        }
+        explained = {
+            name: {"value": round(value, 4), "weight": weight, "contribution": round(value * weight, 4)}
+            for name, (value, weight) in signals.items()
+        }
+        score = round(sum(value * weight for value, weight in signals.values()), 6)
+        scored.append(Scored(memory, rule, score, explained))
+    order = sorted(
+        range(len(scored)),
+        key=lambda n: (
+            scored[n].rule.mode != "deny",  # denied first: skipped (and counted) before any slot
+            -scored[n].score,
+            -scored[n].memory.confidence,
+            -scored[n].memory.updated_at.timestamp(),
+            str(scored[n].memory.id),
+        ),
+    )
+    return [scored[n] for n in order]
+
+
+def _lexical(shown: list[tuple[Memory, object]], query: str) -> dict:
+    """BM25 relative to the best ``raw`` item of the window; other views match on the text they show."""
+    groups = query_groups(query) if query else []
+    if not groups:
+        return {}
+    raw = {m.id: float(getattr(m, "rank", 0.0) or 0.0) for m, r in shown if r.mode == "raw"}
+    best = max(raw.values(), default=0.0)
+    values = {pk: (rank / best if best > 0 else 0.0) for pk, rank in raw.items()}
+    for memory, rule in shown:
+        if rule.mode != "raw":
+            values[memory.id] = visible_match(visible_text(memory, rule.mode), groups)
+    return values
+
+
+def _time(memory: Memory) -> float:
+    """When the revision holds from: valid_from, else its creation (metadata every view shows)."""
+    return (memory.valid_from or memory.created_at).timestamp()
+
+
+def _recency(memories: list[Memory]) -> dict:
+    """Share of the window's other live memories about the same subject that are older, 0 to 1.
+
+    Relative to its own subject, because "what is current" compares the facts
+    about one subject; between subjects the order of writing says nothing.
+    Only active, unfenced memories are compared against, so an expired or
+    fenced one never moves another.
+    """
+    live: dict = {}
+    for memory in memories:
+        if memory.state == Memory.State.ACTIVE and not memory.is_fenced:
+            live.setdefault((memory.subject_kind, memory.subject_id), []).append((_time(memory), memory.id))
+    recency = {}
+    for memory in memories:
+        time = _time(memory)
+        others = [t for t, pk in live.get((memory.subject_kind, memory.subject_id), []) if pk != memory.id]
+        recency[memory.id] = sum(1 for t in others if t < time) / len(others) if others else 1.0
+    return recency
+
+
+def _validity(memory: Memory, at: datetime) -> float:
+    """1 while the revision's validity window holds ``at``; 0 once it ended or before it began."""
+    if memory.valid_to and memory.valid_to <= at:
+        return 0.0
+    if memory.valid_from and memory.valid_from > at:
+        return 0.0
+    return 1.0
+
+
+def _reads(ids: Iterable, tenant_id) -> dict:
+    """Explicit reads (gets) of each memory in the last ``ACTIVATION_DAYS`` (one query).
+
+    Search hits do not count: a memory served because it ranked high would
+    otherwise rank higher for having been served.
+    """
+    ids = list(ids)
+    if not ids:
+        return {}
+    since = timezone.now() - timedelta(days=ACTIVATION_DAYS)
+    rows = (
+        AccessEventItem.objects.filter(
+            tenant_id=tenant_id,
+            memory_id__in=ids,
+            event__action=AccessEvent.Action.GET,
+            event__outcome=AccessEvent.Outcome.OK,
+            event__created_at__gte=since,
+        )
+        .values("memory_id")
+        .annotate(reads=Count("event_id", distinct=True))
+    )
+    return {row["memory_id"]: row["reads"] for row in rows}
+
+
+def _sources(memories: list[Memory]) -> dict:
+    """Independent sources (distinct evidence sources, revision valid now) of each served revision."""
+    if not memories:
+        return {}
+    revisions = {memory.id: memory.revision for memory in memories}
+    links = MemoryEvidence.objects.filter(
+        memory_id__in=revisions, evidence_revision__status=EvidenceRevision.Status.VALID
+    ).values_list("memory_id", "memory_revision", "evidence_revision__source_id")
+    found: dict = {}
+    for memory_id, revision, source in links:
+        if revision == revisions[memory_id]:
+            found.setdefault(memory_id, set()).add(source)
+    return {memory_id: len(sources) for memory_id, sources in found.items()}
+
+
+def _votes(items: list[tuple], tenant_id) -> dict:
+    """Useful and not-useful votes on each exact (memory, revision), in one query."""
+    if not items:
+        return {}
+    revisions = dict(items)
+    rows = (
+        RecallFeedback.objects.filter(tenant_id=tenant_id, memory_id__in=revisions)
+        .values("memory_id", "revision")
+        .annotate(
+            up=Count("id", filter=Q(verdict=RecallFeedback.Verdict.USEFUL)),
+            down=Count("id", filter=Q(verdict=RecallFeedback.Verdict.NOT_USEFUL)),
+        )
+    )
+    return {
+        (row["memory_id"], row["revision"]): (row["up"], row["down"])
+        for row in rows
+        if revisions.get(row["memory_id"]) == row["revision"]
+    }

@@ -1,0 +1,85 @@
+"""Episode context: a hit's neighbours in its evidence source, each through policy, modes and audit."""
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from memory_core.models import AccessEventItem
+from tests.factories import make_evidence
+from tests.lifecycle.test_lifecycle_verbs import drive
+
+
+def search(api, query, around=1, **body) -> dict:
+    body = {"query": query, "context": {"neighbours": around}, **body}
+    response = api.post("/api/v1/recall/search", body, format="json")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def ids(items: list[dict]) -> list[str]:
+    return [item["memory"]["memory_id"] for item in items]
+
+
+def test_a_hit_brings_the_turns_before_and_after_it_in_its_session(agent, api, remember):
+    session, other = make_evidence(agent.agent, kind="conversation"), make_evidence(agent.agent)
+    first = remember("Maya said hello", evidence=session)
+    remember("unrelated turn elsewhere", evidence=other)
+    hit = remember("Maya won the chess tournament", evidence=session)
+    after = remember("Maya then flew to Porto", evidence=session)
+    remember("Maya said goodbye", evidence=session)
+    body = search(api, "chess tournament")
+    item = body["results"][0]
+    assert item["memory"]["memory_id"] == str(hit.id)
+    assert (ids(item["context"]["before"]), ids(item["context"]["after"])) == (
+        [str(first.id)],
+        [str(after.id)],
+    )
+    assert item["context"]["after"][0]["consumable_text"] == "Maya then flew to Porto"
+    audited = set(
+        AccessEventItem.objects.filter(event_id=body["recall_id"]).values_list("memory_id", flat=True)
+    )
+    assert audited == {hit.id, first.id, after.id}
+
+
+def test_no_context_unless_asked(agent, api, remember):
+    session = make_evidence(agent.agent, kind="conversation")
+    remember("Maya said hello", evidence=session)
+    remember("Maya won the chess tournament", evidence=session)
+    response = api.post("/api/v1/recall/search", {"query": "chess"}, format="json").json()
+    assert "context" not in response["results"][0]
+
+
+def test_neighbours_pass_the_read_policy_and_lifecycle_like_hits(agent, api, remember, marker):
+    session = make_evidence(agent.agent, kind="conversation")
+    secret = remember(f"salary {marker}", evidence=session, sensitivity="confidential",
+                      subject={"kind": "user", "id": "bob"})  # fmt: skip
+    hit = remember("Maya won the chess tournament", evidence=session)
+    revoked = remember(f"retracted {marker}", evidence=session)
+    drive(agent, revoked, "revoke", [])
+    internal = search(api, "chess")["results"][0]
+    assert internal["memory"]["memory_id"] == str(hit.id)
+    assert [n["return_mode"] for n in internal["context"]["before"]] == ["masked"]
+    assert ids(internal["context"]["before"]) == [str(secret.id)] and internal["context"]["after"] == []
+    external = api.post(
+        "/api/v1/recall/search",
+        {"query": "chess", "context": {"neighbours": 1}, "policy_context": {"data_zone": "external"}},
+        format="json",
+    )
+    assert external.json()["results"][0]["context"] == {"before": [], "after": []}
+    assert marker not in external.content.decode()
+
+
+def test_context_costs_the_same_queries_for_one_hit_or_several(agent, api, remember):
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert search(api, "chess")["results"]
+        return len(captured)
+
+    session = make_evidence(agent.agent, kind="conversation")
+    remember("chess opening", evidence=session)
+    remember("small talk", evidence=session)
+    one = queries()
+    for n in range(4):
+        episode = make_evidence(agent.agent, kind="conversation")
+        remember(f"chess game {n}", evidence=episode)
+        remember(f"small talk {n}", evidence=episode)
+    assert queries() == one
