@@ -27,6 +27,7 @@ test: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/pytest --create-db -m "not browser"
 	DJANGO_ALLOW_ASYNC_UNSAFE=true $(BIN)/pytest -m browser
@@ -47,7 +48,7 @@ bench-smoke: $(BIN)/.installed
 	$(BIN)/python -m bench --scale smoke --out var/bench-smoke $(BENCH_ARGS)
 
 lint: $(BIN)/.installed
-	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/lint-imports
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/lint-imports && $(BIN)/mypy
 
 fmt: $(BIN)/.installed
 	$(BIN)/ruff format . && $(BIN)/ruff check --fix .

@@ -65,7 +65,8 @@ class RecallSearchInput(StrictSerializer):
     limit = serializers.IntegerField(min_value=1, max_value=50, required=False, default=10)
     cursor = serializers.UUIDField(required=False, allow_null=True, default=None)
     policy_context = PolicyContextInput(required=False)
-    context = RecallContextInput(required=False)
+    # DRF's metaclass moves declared fields off the class, so this does not hide Serializer.context.
+    context = RecallContextInput(required=False)  # type: ignore[assignment]
 
 
 class RecallSearchApi(APIView):

@@ -38,12 +38,10 @@ def neighbours(hits: list[Memory], candidates: QuerySet, *, around: int) -> dict
         .order_by("memory__created_at", "memory_id")
         .values_list("evidence_revision__source_id", "memory_id")[:MAX_EPISODE_ROWS]
     )
-    members = list(members)
-    allowed = set(
-        candidates.filter(id__in={memory_id for _, memory_id in members}).values_list("id", flat=True)
-    )
+    rows = list(members)
+    allowed = set(candidates.filter(id__in={memory_id for _, memory_id in rows}).values_list("id", flat=True))
     ordered: dict[uuid.UUID, list[uuid.UUID]] = {}
-    for source, memory_id in members:
+    for source, memory_id in rows:
         if memory_id in allowed or memory_id in revisions:
             chain = ordered.setdefault(source, [])
             if memory_id not in chain:

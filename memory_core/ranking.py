@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from evidence.models import EvidenceRevision
 from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence, RecallFeedback
+from memory_core.read_policy import ReadRule
 from memory_core.return_modes import visible_text
 from memory_core.search import query_groups, visible_match
 
@@ -84,14 +85,14 @@ def weights_for(agent) -> RankingWeights:
 @dataclass
 class Scored:
     memory: Memory
-    rule: object
+    rule: ReadRule
     score: float
     explanation: dict
 
 
 def rerank(
     window: list[Memory],
-    rules: list,
+    rules: list[ReadRule],
     *,
     query: str,
     weights: RankingWeights,
@@ -152,7 +153,7 @@ def rerank(
     return [scored[n] for n in order]
 
 
-def _lexical(shown: list[tuple[Memory, object]], query: str) -> dict:
+def _lexical(shown: list[tuple[Memory, ReadRule]], query: str) -> dict:
     """BM25 relative to the best ``raw`` item of the window; other views match on the text they show."""
     groups = query_groups(query) if query else []
     if not groups:

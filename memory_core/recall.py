@@ -20,7 +20,7 @@ from core.errors import DomainError
 from core.keyed import keyed_digest
 from memory_core.episodes import neighbours as episode_neighbours
 from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence
-from memory_core.ranking import WINDOW, rerank, weights_for
+from memory_core.ranking import WINDOW, Scored, rerank, weights_for
 from memory_core.read_policy import active_read_policy
 from memory_core.return_modes import matched_terms, present
 from memory_core.search import ranked
@@ -100,7 +100,8 @@ def recall(
     policy, weights = active_read_policy(), weights_for(agent)
     pool = _candidates(agent, query)
     candidates = ranked(pool, query.text, tenant_id=agent.tenant_id)
-    rows, omitted, scanned, exhausted = [], 0, 0, False
+    rows: list[Scored] = []
+    omitted, scanned, exhausted = 0, 0, False
     while len(rows) < limit and scanned < MAX_SCAN:
         start = offset - offset % WINDOW
         window = [_as_memory(row) for row in candidates[start : start + WINDOW]]
@@ -199,7 +200,7 @@ def read_memory(*, agent: Agent, memory_id: uuid.UUID, context: dict) -> tuple[d
     policy = active_read_policy()
     memory = Memory.objects.with_fence().filter(tenant_id=agent.tenant_id, pk=memory_id).first()
     rule = policy.decide(memory, context) if memory else None
-    if memory is None or rule.mode == "deny":
+    if memory is None or rule is None or rule.mode == "deny":
         outcome = AccessEvent.Outcome.NOT_FOUND if memory is None else AccessEvent.Outcome.DENIED
         _record(
             agent,

@@ -117,7 +117,7 @@ class LexemeQuery(SearchQuery):
         self.lexemes = sorted(lexemes)
         super().__init__("", search_type="raw")
 
-    def as_sql(self, compiler, connection, **extra):
+    def as_sql(self, compiler, connection, **extra):  # type: ignore[override]  # takes no template
         text = " | ".join(
             "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'" for lexeme in self.lexemes
         )
@@ -150,7 +150,8 @@ def _postgres(memories: QuerySet, groups: list[tuple[str, ...]], tenant_id) -> Q
         return memories.none().annotate(rank=Value(0.0, output_field=FloatField()))
     document = F("search_vector") if memories.model is Memory else search_document()
     scored = memories.annotate(document=document)
-    selected, total = set(), 0
+    selected: set = set()
+    total = 0
     for frequency, found in weighted:  # rarest first, until the candidates would be enough
         if selected and total + frequency > CANDIDATES:
             break
