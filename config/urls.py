@@ -7,6 +7,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from executor.api import ReceiptDetailApi, ReceiptListApi
 from memory_core.api import MemoryDetailApi, RecallFeedbackApi, RecallSearchApi
+from memory_core.audit_api import AuditEventListApi
 from proposals.api import ProposalAmendApi, ProposalCollectionApi, ProposalDetailApi, ProposalWithdrawApi
 from proposals.evidence_api import (
     EvidenceDetailApi,
@@ -14,7 +15,7 @@ from proposals.evidence_api import (
     EvidenceRegisterApi,
     EvidenceRevisionAddApi,
 )
-from reviews.api import AuditEventListApi, DecisionCreateApi, ReviewQueueApi
+from reviews.api import DecisionCreateApi, ReviewQueueApi
 from reviews.views import ThrottledLoginView
 
 # Swagger UI's page boots with an inline script and inline styles.

@@ -8,17 +8,13 @@ from rest_framework.views import APIView
 
 from core.api.pagination import CreatedCursorPagination
 from core.api.serializers import ChoiceField, Sha256Field, StrictSerializer
-from memory_core.filters import AccessEventFilter
-from memory_core.models import AccessEvent, AccessEventItem
-from memory_core.selectors import access_events
 from proposals.api import ProposalOutput
 from proposals.models import Proposal
 from reviews.filters import ReviewQueueFilter
 from reviews.models import ReviewDecision
-from reviews.selectors import review_queue, viewable_tenants
+from reviews.selectors import review_queue
 from reviews.services import record_decision
-from tenancy.authentication import IsAgent, IsPerson
-from tenancy.models import Agent
+from tenancy.authentication import IsPerson
 
 
 class ReviewDecisionOutput(serializers.ModelSerializer):
@@ -82,46 +78,3 @@ class DecisionCreateApi(APIView):
             **data.validated_data,
         )
         return Response(ReviewDecisionOutput(decision).data, status=status.HTTP_201_CREATED)
-
-
-class AccessEventItemOutput(serializers.ModelSerializer):
-    class Meta:
-        model = AccessEventItem
-        fields = ["memory_id", "revision", "mode", "rule"]
-
-
-class AccessEventOutput(serializers.ModelSerializer):
-    actor = serializers.CharField(source="agent.name", default=None)
-    items = AccessEventItemOutput(many=True)
-
-    class Meta:
-        model = AccessEvent
-        fields = [
-            "id",
-            "action",
-            "outcome",
-            "actor",
-            "target_memory_id",
-            "query",
-            "filters",
-            "correlation_id",
-            "omitted_count",
-            "policy_fingerprint",
-            "created_at",
-            "items",
-        ]
-
-
-class AuditEventListApi(ListAPIView):
-    """Audited reads: an agent sees its own tenant's, a person the tenants they review or audit."""
-
-    permission_classes = [IsAgent | IsPerson]
-    queryset = AccessEvent.objects.none()  # names the model for the schema; get_queryset scopes it
-    serializer_class = AccessEventOutput
-    pagination_class = CreatedCursorPagination
-    filterset_class = AccessEventFilter
-
-    def get_queryset(self):
-        if isinstance(self.request.user, Agent):
-            return access_events(tenant_ids=[self.request.user.tenant_id])
-        return access_events(tenant_ids=viewable_tenants(self.request.user).values("pk"))

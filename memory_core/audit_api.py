@@ -1,0 +1,58 @@
+"""The audit trail of reads over REST: who recalled or read what, under which rule.
+
+An agent sees its own tenant's events; a person those of the tenants they review or audit.
+"""
+
+from rest_framework import serializers
+from rest_framework.generics import ListAPIView
+
+from core.api.pagination import CreatedCursorPagination
+from memory_core.filters import AccessEventFilter
+from memory_core.models import AccessEvent, AccessEventItem
+from memory_core.selectors import access_events
+from tenancy.authentication import IsAgent, IsPerson
+from tenancy.models import Agent
+from tenancy.selectors import viewable_tenants
+
+
+class AccessEventItemOutput(serializers.ModelSerializer):
+    class Meta:
+        model = AccessEventItem
+        fields = ["memory_id", "revision", "mode", "rule"]
+
+
+class AccessEventOutput(serializers.ModelSerializer):
+    actor = serializers.CharField(source="agent.name", default=None)
+    items = AccessEventItemOutput(many=True)
+
+    class Meta:
+        model = AccessEvent
+        fields = [
+            "id",
+            "action",
+            "outcome",
+            "actor",
+            "target_memory_id",
+            "query",
+            "filters",
+            "correlation_id",
+            "omitted_count",
+            "policy_fingerprint",
+            "created_at",
+            "items",
+        ]
+
+
+class AuditEventListApi(ListAPIView):
+    """Audited reads, newest first, filtered by memory, actor, action, correlation id or time."""
+
+    permission_classes = [IsAgent | IsPerson]
+    queryset = AccessEvent.objects.none()  # names the model for the schema; get_queryset scopes it
+    serializer_class = AccessEventOutput
+    pagination_class = CreatedCursorPagination
+    filterset_class = AccessEventFilter
+
+    def get_queryset(self):
+        if isinstance(self.request.user, Agent):
+            return access_events(tenant_ids=[self.request.user.tenant_id])
+        return access_events(tenant_ids=viewable_tenants(self.request.user).values("pk"))
