@@ -9,8 +9,8 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db.models import Count, QuerySet
-from django.db.models.functions import TruncDate
+from django.db.models import Count, Exists, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
 from proposals.errors import ProposalNotFound
@@ -37,17 +37,30 @@ QUEUE_ORDERS = {
 
 
 def review_queue(*, user, order: str = "age", **filters) -> QuerySet[Proposal]:
-    """Return the pending proposals ``user`` may decide, narrowed by ``filters`` (see ``narrow_queue``).
+    """Return the pending proposals that still need ``user``, narrowed by ``filters`` (see ``narrow_queue``).
 
-    Proposals submitted by an agent linked to ``user`` are left out: the
-    submitter can never decide them.
+    Left out: proposals submitted by an agent linked to ``user`` (the
+    submitter can never decide them) and those ``user`` already decided in
+    their current version (the others' approvals are still missing). Each row
+    carries ``approvals_so_far`` on its current digest, for "1 of 2".
     """
     # The tenant ids as a list, not a subquery: with one tenant (the usual reviewer) the
     # planner then walks proposal_queue_*_idx in order and stops at the page size.
     tenant_ids = list(decidable_tenants(user).values_list("pk", flat=True))
+    on_current_digest = ReviewDecision.objects.filter(
+        proposal=OuterRef("pk"), action_digest=OuterRef("action_digest")
+    )
+    approvals = (
+        on_current_digest.filter(decision=ReviewDecision.Decision.APPROVE)
+        .values("proposal")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
     proposals = (
         Proposal.objects.filter(status=Proposal.Status.PENDING_REVIEW, tenant_id__in=tenant_ids)
         .exclude(submitted_by__user=user)
+        .exclude(Exists(on_current_digest.filter(actor=user)))
+        .annotate(approvals_so_far=Coalesce(Subquery(approvals), 0))
         .select_related("submitted_by", "tenant")
     )
     return narrow_queue(proposals, **filters).order_by(*QUEUE_ORDERS[order])

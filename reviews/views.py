@@ -29,6 +29,7 @@ from reviews.models import ReviewDecision
 from reviews.presenters import default_represented_owner, diff_rows, outcome_bars, plain_language
 from reviews.selectors import (
     QUEUE_ORDERS,
+    approving_decisions,
     can_decide,
     count_up_to,
     decision_history,
@@ -69,6 +70,7 @@ def queue(request):
             "matching": count_up_to(proposals, QUEUE_COUNT_CAP),
             "query": query.urlencode(),
             "bulk_form": BulkApproveForm(),
+            "bulk_selectable": any(proposal.is_low_risk for proposal in page.items),
         },
     )
 
@@ -175,9 +177,14 @@ def _panel_context(request, proposal, *, form=None, error=None) -> dict:
         "action_digest": proposal.action_digest,
         "represented_owner": default_represented_owner(proposal),
     }
+    mine = ReviewDecision.objects.filter(
+        proposal=proposal, actor=request.user, action_digest=proposal.action_digest
+    ).first()
     return {
         "proposal": proposal,
         "blocked": blocked,
+        "my_decision": mine,
+        "approvals_so_far": len(approving_decisions(proposal)),
         "error": error,
         "form": form if form is not None and error else DecisionForm(initial=initial),
     }

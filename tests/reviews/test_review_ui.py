@@ -202,3 +202,32 @@ def test_queue_count_stops_at_its_cap(client, agent, pm, monkeypatch):
     assert "2+ waiting" in client.get("/review/").content.decode()
     monkeypatch.setattr(views, "QUEUE_COUNT_CAP", 3)
     assert "3 waiting" in client.get("/review/").content.decode()
+
+
+def test_a_two_approval_proposal_shows_progress_and_leaves_the_queue_of_who_approved(client, pm, pm2, agent):
+    from tests.factories import approve
+
+    proposal = submit(
+        agent.agent, create_payload(factor_fact(sensitivity="restricted"), [make_evidence(agent.agent)])
+    )
+    assert proposal.required_approvals == 2
+    client.force_login(pm)
+    assert "0/2" in client.get("/review/").content.decode()
+    approve(pm, proposal)
+    html = client.get(f"/review/proposals/{proposal.pk}/").content.decode()
+    assert "1 of 2 approvals on this version" in html
+    assert 'id="already-decided"' in html and 'id="decision-form"' not in html
+    assert str(proposal.pk) not in client.get("/review/").content.decode()  # it no longer needs pm
+    client.force_login(pm2)
+    queue = client.get("/review/").content.decode()
+    assert str(proposal.pk) in queue and "1/2" in queue  # pm2 still sees it, one approval in
+    assert 'id="decision-form"' in client.get(f"/review/proposals/{proposal.pk}/").content.decode()
+
+
+def test_the_bulk_panel_shows_only_when_a_row_can_be_selected(client, pm, restricted_proposal, agent):
+    client.force_login(pm)
+    html = client.get("/review/").content.decode()
+    assert str(restricted_proposal.pk) in html
+    assert "Approve selected" not in html  # two approvals needed: never bulk-approvable
+    submit(agent.agent, create_payload(factor_fact(dedupe_key="low"), [make_evidence(agent.agent)]))
+    assert "Approve selected" in client.get("/review/").content.decode()
