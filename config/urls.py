@@ -1,6 +1,7 @@
 from csp.constants import NONE, SELF, UNSAFE_INLINE
 from csp.decorators import csp
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -60,6 +61,8 @@ api_v1 = [
 
 urlpatterns = [
     path("", RedirectView.as_view(url="/review/", permanent=False)),
+    # Browsers ask for it on every page the admin draws (ours link the icon themselves).
+    path("favicon.ico", RedirectView.as_view(url=static("reviews/favicon.svg"), permanent=True)),
     # The admin's own login has no lockout: staff sign in through the one that has.
     path("admin/login/", RedirectView.as_view(pattern_name="login", query_string=True)),
     path("admin/", admin.site.urls),

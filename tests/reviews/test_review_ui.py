@@ -231,3 +231,13 @@ def test_the_bulk_panel_shows_only_when_a_row_can_be_selected(client, pm, restri
     assert "Approve selected" not in html  # two approvals needed: never bulk-approvable
     submit(agent.agent, create_payload(factor_fact(dedupe_key="low"), [make_evidence(agent.agent)]))
     assert "Approve selected" in client.get("/review/").content.decode()
+
+
+def test_pages_carry_their_icon_and_keep_htmx_inside_the_csp(client, pm):
+    client.force_login(pm)
+    html = client.get("/review/").content.decode()
+    assert 'rel="icon"' in html
+    assert "includeIndicatorStyles" in html  # htmx's inline <style> would break style-src 'self'
+    assert "style=" not in html and "<style" not in html
+    icon = client.get("/favicon.ico")
+    assert icon.status_code == 301 and icon["Location"].endswith("reviews/favicon.svg")
