@@ -1,10 +1,13 @@
 """The receipt fragment of the review UI (receipts belong to the executor)."""
 
+from collections.abc import Iterable
+
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import render
 
 from executor.models import Receipt
+from memory_core.selectors import memory_history, memory_or_none
 from proposals.errors import ProposalNotFound
 from reviews.selectors import proposal_for_review
 
@@ -17,8 +20,12 @@ def receipt_panel(request, proposal_id):
     except ProposalNotFound:
         raise Http404("No such proposal") from None
     receipt = Receipt.objects.filter(proposal=proposal).order_by("-seq").first()
+    history: Iterable = ()
     if receipt is not None:
         # The receipt and the proposal's new status commit together: read the status after
         # the receipt, or a commit landing between the two reads shows a stale status.
         proposal.refresh_from_db(fields=["status", "outcome"])
-    return render(request, "executor/_receipt_panel.html", {"proposal": proposal, "receipt": receipt})
+        memory = memory_or_none(tenant_id=proposal.tenant_id, memory_id=proposal.target_memory_id)
+        history = memory_history(memory=memory) if memory else []
+    context = {"proposal": proposal, "receipt": receipt, "history": history}
+    return render(request, "executor/_receipt_panel.html", context)

@@ -25,6 +25,16 @@ def memory_or_none(*, tenant_id, memory_id) -> Memory | None:
     return Memory.objects.filter(tenant_id=tenant_id, pk=memory_id).first()
 
 
+def memory_at_revision(*, memory: Memory | None, revision: int) -> Memory | None:
+    """Return the memory as it was at ``revision`` (from its history), or None if it had no such revision."""
+    if memory is None or revision < 1:
+        return None
+    if memory.revision == revision:
+        return memory
+    row = memory.history.filter(revision=revision).order_by("-history_id").first()
+    return row.instance if row is not None else None
+
+
 def memory_history(*, memory: Memory, limit: int = 20):
     """Return the memory's recorded revisions, newest first."""
     return memory.history.order_by("-history_date")[:limit]

@@ -21,7 +21,7 @@ from core.api.problems import tag_problem
 from core.errors import DomainError
 from core.keyset import keyset_page
 from evidence.models import EvidenceRevision
-from memory_core.selectors import memory_history, memory_or_none
+from memory_core.selectors import memory_at_revision, memory_history, memory_or_none
 from proposals.errors import ProposalNotFound
 from proposals.selectors import dedupe_conflicts
 from reviews.forms import BulkApproveForm, DecisionForm, QueueFilterForm
@@ -90,7 +90,8 @@ def proposal_page(request, proposal_id):
     context = {
         "proposal": proposal,
         "summary": plain_language(proposal, memory),
-        "diff": diff_rows(proposal, memory),
+        # Against the revision the proposal was made on: the change as it was decided, even once applied.
+        "diff": diff_rows(proposal, memory_at_revision(memory=memory, revision=proposal.base_revision)),
         "evidence": evidence,
         "decisions": decision_history(proposal),
         "history": memory_history(memory=memory) if memory else [],

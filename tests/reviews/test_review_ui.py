@@ -241,3 +241,30 @@ def test_pages_carry_their_icon_and_keep_htmx_inside_the_csp(client, pm):
     assert "style=" not in html and "<style" not in html
     icon = client.get("/favicon.ico")
     assert icon.status_code == 301 and icon["Location"].endswith("reviews/favicon.svg")
+
+
+def test_an_applied_update_shows_the_diff_as_decided_and_the_new_history(client, pm, agent, applied_memory):
+    from executor.models import Receipt
+    from tests.factories import apply_released, approve, owner_context
+
+    update = submit(
+        agent.agent,
+        {
+            "action": "update",
+            "memory_id": str(applied_memory.id),
+            "base_revision": 1,
+            "changes": {"sensitivity": "confidential"},
+            "evidence": [make_evidence(agent.agent).binding()],
+            "policy_context": owner_context(),
+        },
+    )
+    approve(pm, update)
+    assert apply_released(update).outcome == "applied"
+    client.force_login(pm)
+    html = client.get(f"/review/proposals/{update.pk}/").content.decode()
+    row = html.split('<th scope="row">sensitivity</th>', 1)[1].split("</tr>", 1)[0]
+    assert "internal" in row and "confidential" in row  # current = revision 1, as decided
+    panel = client.get(f"/review/proposals/{update.pk}/receipt/").content.decode()
+    receipt = Receipt.objects.get(proposal=update)
+    assert f"Receipt #{receipt.seq}" in panel
+    assert 'id="memory-history" hx-swap-oob="true"' in panel and "revision 2" in panel
