@@ -56,7 +56,7 @@ def test_pm_filters_opens_approves_and_sees_the_receipt(live_server, browser, sc
 
         page.get_by_role("link", name=re.compile("momentum_12_1 shows unstable IC")).click()
         diff = page.locator("#diff")
-        for text in ["content.factor", "momentum_12_1", "CSI800", "20d", "rank_ic", "0.012"]:
+        for text in ["Factor", "momentum_12_1", "CSI800", "20d", "rank_ic", "0.012"]:
             expect(diff).to_contain_text(text)
         expect(page.locator("#evidence")).to_contain_text("valid")
         expect(page.locator("#evidence")).to_contain_text("ic_ir")

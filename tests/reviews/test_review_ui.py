@@ -262,7 +262,7 @@ def test_an_applied_update_shows_the_diff_as_decided_and_the_new_history(client,
     assert apply_released(update).outcome == "applied"
     client.force_login(pm)
     html = client.get(f"/review/proposals/{update.pk}/").content.decode()
-    row = html.split('<th scope="row">sensitivity</th>', 1)[1].split("</tr>", 1)[0]
+    row = html.split('<span title="sensitivity">Sensitivity</span></th>', 1)[1].split("</tr>", 1)[0]
     assert "internal" in row and "confidential" in row  # current = revision 1, as decided
     panel = client.get(f"/review/proposals/{update.pk}/receipt/").content.decode()
     receipt = Receipt.objects.get(proposal=update)

@@ -1,0 +1,18 @@
+"""Template filters for human labels (``memory_core.labels``); the raw name stays on hover."""
+
+from django import template
+from django.utils.html import format_html
+
+from memory_core.labels import choice_label, field_label
+
+register = template.Library()
+
+
+@register.filter
+def labelled_field(name: str) -> str:
+    return format_html('<span title="{}">{}</span>', name, field_label(name))
+
+
+@register.filter
+def labelled_choice(value: str, field: str) -> str:
+    return format_html('<span title="{}">{}</span>', value, choice_label(field, value))
