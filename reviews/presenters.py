@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory_core.models import Memory
+from memory_core.people import person_rule, readable_content
 from proposals.models import Proposal
 
 # Factor conclusions first, in the order a PM reads them.
@@ -84,3 +85,31 @@ def outcome_bars(
             bar_height = round(day[name] * height / peak)
             bars.append(Bar(left + offset * 24, base - bar_height, bar_height, name, day[name]))
     return bars, labels
+
+
+@dataclass(frozen=True)
+class ConflictRow:
+    kind: str  # "memory" or "proposal"
+    id: Any
+    says: str  # its statement as this person may read it ("" when the read policy hides it)
+    detail: str
+
+
+def conflict_rows(conflicts) -> list[ConflictRow]:
+    """What else claims the proposal's dedupe key, each with what it says, for side-by-side reading.
+
+    An active memory's statement goes through the read policy for people; a
+    pending proposal of the same tenant is shown as its own review page shows it.
+    """
+    rows = []
+    for memory in conflicts.memories:
+        content = readable_content(memory, person_rule(memory)).get("content") or {}
+        rows.append(
+            ConflictRow("memory", memory.pk, str(content.get("statement", "")), f"revision {memory.revision}")
+        )
+    for other in conflicts.proposals:
+        statement = (other.fields.get("content") or {}).get("statement", "")
+        rows.append(
+            ConflictRow("proposal", other.pk, str(statement), f"{other.action}, {other.get_status_display()}")
+        )
+    return rows

@@ -26,7 +26,13 @@ from proposals.errors import ProposalNotFound
 from proposals.selectors import dedupe_conflicts
 from reviews.forms import BulkApproveForm, DecisionForm, QueueFilterForm
 from reviews.models import ReviewDecision
-from reviews.presenters import default_represented_owner, diff_rows, outcome_bars, plain_language
+from reviews.presenters import (
+    conflict_rows,
+    default_represented_owner,
+    diff_rows,
+    outcome_bars,
+    plain_language,
+)
 from reviews.selectors import (
     QUEUE_ORDERS,
     approving_decisions,
@@ -95,7 +101,7 @@ def proposal_page(request, proposal_id):
         "evidence": evidence,
         "decisions": decision_history(proposal),
         "history": memory_history(memory=memory) if memory else [],
-        "conflicts": dedupe_conflicts(proposal),
+        "conflicts": conflict_rows(dedupe_conflicts(proposal)),
         **_panel_context(request, proposal),
     }
     return render(request, "reviews/proposal.html", context)
