@@ -140,6 +140,7 @@ def test_reviewer_sees_the_active_memory_and_the_pending_proposal_a_proposal_con
     client.force_login(pm)
     html = client.get(f"/review/proposals/{second.pk}/").content.decode()
     assert "This conflicts with pending proposal" in html and str(first.pk) in html
+    assert "momentum_12_1 shows unstable IC" in html  # what the other one says, side by side
     approve(pm, first)
     assert apply_released(first).outcome == "applied"
     html = client.get(f"/review/proposals/{second.pk}/").content.decode()
