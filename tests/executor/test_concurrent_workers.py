@@ -48,7 +48,7 @@ def test_conflicting_updates_apply_exactly_once_per_base_revision(
     submitted = time.monotonic() - started
     total = MEMORIES * UPDATES_EACH
     with celery_worker(tmp_path, concurrency=4):
-        wait_until(lambda: Receipt.objects.count() == MEMORIES + total, timeout=240, what="all receipts")
+        wait_until(lambda: Receipt.objects.count() == MEMORIES + total, timeout=900, what="all receipts")
     drained = time.monotonic() - started - submitted
 
     outcomes = Counter(Receipt.objects.filter(proposal__action="update").values_list("memory_id", "outcome"))
