@@ -10,6 +10,7 @@ from executor.models import Receipt, ReceiptChain
 from executor.services import requeue_dead_entry
 from executor.verification import verify_tenant
 from proposals.models import OutboxEntry
+from reviews.models import ReviewDecision
 from tenancy.admin import OPERATE, VIEW, TenantReadOnlyAdmin
 
 
@@ -28,6 +29,8 @@ class ReceiptAdmin(TenantReadOnlyAdmin):
     show_full_result_count = False
     paginator = CappedCountPaginator
     readonly_fields = ["proposal_link", "decision_links", "memory_history_link", "evidence_links"]
+    # The raw foreign key would print the proposal as "<action> <memory id> (<status>)".
+    exclude = ["proposal", "decision_ids"]
 
     @admin.display(description="proposal")
     def proposal_link(self, receipt):
@@ -35,8 +38,18 @@ class ReceiptAdmin(TenantReadOnlyAdmin):
 
     @admin.display(description="decisions")
     def decision_links(self, receipt):
-        url = reverse("admin:reviews_reviewdecision_changelist")
-        return format_html('<a href="{}?q={}">decisions on this proposal</a>', url, receipt.proposal_id)
+        """Each decision the receipt counted, as actor · decision · time, linked to the decision."""
+        decisions = ReviewDecision.objects.filter(pk__in=receipt.decision_ids).select_related("actor")
+        rows = (
+            (
+                reverse("admin:reviews_reviewdecision_change", args=[decision.pk]),
+                decision.actor.get_username(),
+                decision.get_decision_display().lower(),
+                decision.created_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
+            )
+            for decision in decisions.order_by("created_at")
+        )
+        return format_html_join(mark_safe("<br>"), '<a href="{}">{} · {} · {}</a>', rows) or "—"
 
     @admin.display(description="memory history")
     def memory_history_link(self, receipt):
