@@ -1,25 +1,12 @@
 """The receipt list reads as sentences, through the read policy, at a constant number of queries."""
 
-import pytest
-from django.contrib.auth.models import Group
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from tests.factories import make_person
+from tests.admin.conftest import ORG_FACT
 
 LIST = "admin:executor_receipt_changelist"
-ORG_FACT = {"subject": {"kind": "org", "id": "quant-desk"}, "scope": "org", "type": "semantic_fact"}
-
-
-@pytest.fixture
-def auditor_client(client, agent):
-    person = make_person("desk-auditor", agent.tenant, "tenancy.audit_tenant")
-    person.is_staff = True
-    person.save(update_fields=["is_staff"])
-    person.groups.add(Group.objects.get(name="auditors"))
-    client.force_login(person)
-    return client
 
 
 def _row_text(client) -> str:

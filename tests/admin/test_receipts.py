@@ -25,6 +25,7 @@ def test_the_proposal_field_shows_the_proposal_id_not_the_memory_id(client, audi
     page = client.get(_receipt_url(receipt)).content.decode()
     proposal_url = reverse("admin:proposals_proposal_change", args=[receipt.proposal_id])
     assert f'<a href="{proposal_url}">{receipt.proposal_id}</a>' in page
+    assert f"{receipt.memory_id}</a>" in page  # linked as the memory, to its history
     assert f"{receipt.proposal.action} {receipt.memory_id}" not in page
 
 
@@ -34,7 +35,9 @@ def test_decisions_read_as_actor_decision_and_time_with_links(client, auditor_a,
     decision = ReviewDecision.objects.get(pk=receipt.decision_ids[0])
     page = client.get(_receipt_url(receipt)).content.decode()
     assert reverse("admin:reviews_reviewdecision_change", args=[decision.pk]) in page
-    assert f"{decision.actor.get_username()} · approve ·" in page
+    link = reverse("admin:reviews_reviewdecision_change", args=[decision.pk])
+    assert f'<a href="{link}">{decision.actor.get_username()}</a>' in page
+    assert f"<td>{decision.reason}</td>" in page and "<td>approve</td>" in page
 
 
 def test_the_actor_filter_lists_only_people_who_decided_in_the_viewers_tenants(
