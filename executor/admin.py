@@ -77,6 +77,7 @@ class ReceiptAdmin(TenantReadOnlyAdmin):
         proposal = receipt.proposal
         kind = choice_label("type", proposal.memory_type).lower() if proposal.memory_type else "memory"
         summary = receipt.summary
+        text: str
         if summary.withheld:
             text = format_html('<em class="quiet">content withheld ({})</em>', summary.withheld)
         elif proposal.action == proposal.Action.PURGE:

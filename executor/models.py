@@ -1,6 +1,7 @@
 """The hash-chained receipts of what the executor did with each outbox entry."""
 
 import uuid
+from typing import Any
 
 from django.db import models
 
@@ -66,6 +67,10 @@ class Receipt(AppendOnlyModel):
     created_at = models.DateTimeField()
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64, unique=True)
+
+    # Set for the admin's receipt list by executor.presenters.attach_page; not columns.
+    summary: Any
+    decisions: list[Any]
 
     class Meta:
         ordering = ["tenant", "seq"]
