@@ -1,16 +1,19 @@
 """Auditors browse receipts here; everything is read-only."""
 
+import json
+import shlex
+
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.contrib.admin.views.main import ChangeList
+from django.db.models import OuterRef, Subquery
 from django.utils.html import format_html, format_html_join
 
 from core.admin import CappedCountPaginator
-from executor.models import Receipt, ReceiptChain
+from executor.models import ChainVerification, Receipt, ReceiptChain
 from executor.presenters import attach_page
-from executor.services import requeue_dead_entry
+from executor.services import request_chain_verification, requeue_dead_entry
 from executor.story import receipt_story
-from executor.verification import verify_tenant
 from memory_core.labels import choice_label
 from proposals.models import OutboxEntry
 from tenancy.admin import OPERATE, VIEW, TenantReadOnlyAdmin
@@ -137,23 +140,70 @@ class OutboxEntryAdmin(TenantReadOnlyAdmin):
 
 @admin.register(ReceiptChain)
 class ReceiptChainAdmin(TenantReadOnlyAdmin):
-    """One row per tenant chain; auditors can re-verify chains from here."""
+    """Each tenant's chain status: head, last verification, last signed checkpoint, and "verify now".
 
-    list_display = ["tenant", "seq", "head_hash"]
+    Verifying runs as a Celery task (``executor.verify_chain``), never in the
+    request; the row shows its result once recorded, and the command that does
+    the same from a shell.
+    """
+
+    list_display = ["tenant", "head", "last_verification", "last_checkpoint", "command_line"]
     list_select_related = ["tenant"]
     actions = ["verify"]
 
-    @admin.action(description="Verify selected chains and their memories", permissions=["view"])
+    def get_queryset(self, request):
+        latest = ChainVerification.objects.filter(tenant=OuterRef("tenant")).order_by("-requested_at")
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                verification_status=Subquery(latest.values("status")[:1]),
+                verification_requested_at=Subquery(latest.values("requested_at")[:1]),
+                verification_finished_at=Subquery(latest.values("finished_at")[:1]),
+                verification_head_seq=Subquery(latest.values("head_seq")[:1]),
+                verification_problems=Subquery(latest.values("problems")[:1]),
+            )
+        )
+
+    @admin.display(description="head", ordering="seq")
+    def head(self, chain):
+        return format_html(
+            '#{} <code title="{}">{}…</code>', chain.seq, chain.head_hash, chain.head_hash[:12]
+        )
+
+    @admin.display(description="last verification")
+    def last_verification(self, chain):
+        status = chain.verification_status
+        if status is None:
+            return "never verified here"
+        if status in (ChainVerification.Status.QUEUED, ChainVerification.Status.RUNNING):
+            return f"{status} since {chain.verification_requested_at:%Y-%m-%d %H:%M:%S} UTC"
+        when = f"{chain.verification_finished_at:%Y-%m-%d %H:%M:%S} UTC"
+        if status == ChainVerification.Status.OK:
+            return format_html("verified ✓ up to #{} at {}", chain.verification_head_seq, when)
+        problems = chain.verification_problems or []
+        if isinstance(problems, str):  # SQLite hands a JSON subquery back as text
+            problems = json.loads(problems)
+        return format_html("<strong>BROKEN ✗</strong> at {}: {}", when, problems[0] if problems else "")
+
+    @admin.display(description="last signed checkpoint")
+    def last_checkpoint(self, chain):
+        if chain.checkpoint_signed_at is None:
+            return "none recorded (manage.py checkpoint_receipts --output FILE)"
+        return f"#{chain.checkpoint_seq} signed {chain.checkpoint_signed_at:%Y-%m-%d %H:%M:%S} UTC"
+
+    @admin.display(description="from a shell")
+    def command_line(self, chain):
+        return format_html(
+            "<code>manage.py verify_receipts --tenant {}</code>", shlex.quote(chain.tenant.name)
+        )
+
+    @admin.action(
+        description="Verify now (runs in the background; reload for the result)", permissions=["view"]
+    )
     def verify(self, request, queryset):
         if self.refuse_foreign_rows(request, queryset, VIEW):
             return
         for chain in queryset.select_related("tenant"):
-            # One process: this runs inside a web request.
-            verification = verify_tenant(chain.tenant_id, processes=1)
-            if verification.ok:
-                message = f"{chain.tenant}: {verification.receipts} receipts verified"
-                self.message_user(request, message, messages.SUCCESS)
-            else:
-                self.message_user(
-                    request, f"{chain.tenant}: BROKEN: {verification.problems[0]}", messages.ERROR
-                )
+            request_chain_verification(tenant_id=chain.tenant_id, requested_by=request.user.get_username())
+            self.message_user(request, f"{chain.tenant}: verification queued", messages.SUCCESS)

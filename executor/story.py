@@ -11,7 +11,7 @@ from typing import Any
 from django.db.models import Q
 
 from evidence.models import EvidenceRevision
-from executor.models import Receipt
+from executor.models import ChainVerification, Receipt
 from memory_core.models import Memory
 from memory_core.people import CONTENT_FIELDS, current_memory, person_rule, readable_content
 from memory_core.read_policy import ReadRule
@@ -32,6 +32,7 @@ class ReceiptStory:
     evidence: list[dict[str, Any]]
     fenced: bool
     neighbours: dict[str, Any] = field(default_factory=dict)
+    verification: ChainVerification | None = None
 
 
 def receipt_story(receipt: Receipt) -> ReceiptStory:
@@ -61,6 +62,9 @@ def receipt_story(receipt: Receipt) -> ReceiptStory:
                 tenant_id=receipt.tenant_id, seq__in=[receipt.seq - 1, receipt.seq + 1]
             ).values("pk", "seq")
         },
+        verification=ChainVerification.objects.filter(tenant_id=receipt.tenant_id, finished_at__isnull=False)
+        .order_by("-finished_at")
+        .first(),
     )
 
 
