@@ -90,6 +90,17 @@ def sign_checkpoints() -> list[dict]:
     return checkpoints
 
 
+def record_checkpoints(checkpoints: list[dict]) -> None:
+    """Note on each chain head which seq was last signed and when, for the admin's chain panel.
+
+    The signed file stays the proof; this is only where auditors see how old it is.
+    """
+    for checkpoint in checkpoints:
+        ReceiptChain.objects.filter(tenant_id=checkpoint["tenant_id"]).update(
+            checkpoint_seq=checkpoint["seq"], checkpoint_signed_at=checkpoint["signed_at"]
+        )
+
+
 def verify_checkpoint(checkpoint: dict, key: Ed25519PublicKey | None = None) -> CheckpointProblem | None:
     """Check the signature, then that the chain in the database still extends the signed head."""
     body = {name: checkpoint[name] for name in _FIELDS - {"signature"}}

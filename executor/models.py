@@ -1,6 +1,7 @@
 """The hash-chained receipts of what the executor did with each outbox entry."""
 
 import uuid
+from typing import Any
 
 from django.db import models
 
@@ -66,6 +67,10 @@ class Receipt(AppendOnlyModel):
     created_at = models.DateTimeField()
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64, unique=True)
+
+    # Set for the admin's receipt list by executor.presenters.attach_page; not columns.
+    summary: Any
+    decisions: list[Any]
 
     class Meta:
         ordering = ["tenant", "seq"]
@@ -160,6 +165,43 @@ class ReceiptChain(models.Model):
     tenant = models.OneToOneField(Tenant, primary_key=True, on_delete=models.PROTECT, related_name="+")
     seq = models.PositiveBigIntegerField(default=0)
     head_hash = models.CharField(max_length=64, default=Receipt.GENESIS_HASH)
+    # The last head ``checkpoint_receipts`` signed (the signed file itself lives outside the database).
+    checkpoint_seq = models.PositiveBigIntegerField(null=True, blank=True)
+    checkpoint_signed_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.tenant_id} @ {self.seq}"
+
+
+class ChainVerification(models.Model):
+    """One "verify now" of a tenant's chain: asked for in the admin, run by a Celery task.
+
+    The web process only inserts the request; the executor records the result.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        OK = "ok"
+        BROKEN = "broken"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    requested_by = models.CharField(max_length=150)
+    requested_at = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    head_seq = models.PositiveBigIntegerField(null=True, blank=True, help_text="The chain head when it ran")
+    receipts = models.PositiveBigIntegerField(default=0, help_text="Receipts recomputed")
+    problems = models.JSONField(default=list)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "-requested_at"], name="chain_verification_recent_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.tenant_id} {self.status} at {self.requested_at:%Y-%m-%d %H:%M}"
+
+    @property
+    def ok(self) -> bool:
+        return self.status == self.Status.OK

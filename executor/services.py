@@ -17,7 +17,8 @@ from django.utils import timezone
 
 from executor.applying import apply_batch
 from executor.chain import append_receipt
-from executor.models import Receipt
+from executor.models import ChainVerification, Receipt, ReceiptChain
+from executor.verification import verify_tenant
 from proposals.models import OutboxEntry, Proposal
 from proposals.services.outbox import enqueue
 
@@ -187,3 +188,41 @@ def _close_requeued_predecessor(entry: OutboxEntry, proposal: Proposal) -> None:
     )
     dead.status = OutboxEntry.Status.DONE
     dead.save(update_fields=["status", "updated_at"])
+
+
+@transaction.atomic(durable=True)
+def request_chain_verification(*, tenant_id: Any, requested_by: str) -> ChainVerification:
+    """Queue a verification of the tenant's chain (from the admin, as the web role); a task runs it.
+
+    Verifying a big chain takes minutes on every core, so it never runs in the request.
+    """
+    verification = ChainVerification.objects.create(tenant_id=tenant_id, requested_by=requested_by)
+    transaction.on_commit(lambda: _nudge_verification(verification.pk))
+    return verification
+
+
+def _nudge_verification(verification_id: Any) -> None:
+    from executor.tasks import verify_chain_task
+
+    verify_chain_task.delay(str(verification_id))
+
+
+def run_chain_verification(*, verification_id: Any) -> ChainVerification:
+    """Verify the chain a queued request names and record the result where the admin shows it.
+
+    Not one transaction: the verification forks readers for a big tenant, and
+    "running" must be visible while it works. A request already taken returns as it is.
+    """
+    taken = ChainVerification.objects.filter(
+        pk=verification_id, status=ChainVerification.Status.QUEUED
+    ).update(status=ChainVerification.Status.RUNNING, started_at=timezone.now())
+    verification = ChainVerification.objects.get(pk=verification_id)
+    if not taken:
+        return verification
+    head = ReceiptChain.objects.filter(tenant_id=verification.tenant_id).values_list("seq", flat=True).first()
+    result = verify_tenant(verification.tenant_id)
+    verification.status = ChainVerification.Status.OK if result.ok else ChainVerification.Status.BROKEN
+    verification.head_seq, verification.receipts = head or 0, result.receipts
+    verification.problems, verification.finished_at = result.problems, timezone.now()
+    verification.save(update_fields=["status", "head_seq", "receipts", "problems", "finished_at"])
+    return verification

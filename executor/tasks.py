@@ -45,3 +45,11 @@ def sweep_outbox_task() -> int:
     for start in range(0, len(ids), size):
         apply_entries_task.delay(ids[start : start + size])
     return len(ids)
+
+
+@shared_task(name="executor.verify_chain", acks_late=True, ignore_result=True)
+def verify_chain_task(verification_id: str) -> None:
+    """Run one "verify now" an auditor asked for in the admin."""
+    from executor.services import run_chain_verification
+
+    run_chain_verification(verification_id=verification_id)

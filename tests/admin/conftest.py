@@ -24,6 +24,9 @@ from tests.factories import (
     user_preference,
 )
 
+# A shared fact (needs one approval): its receipt names a decision.
+ORG_FACT = {"subject": {"kind": "org", "id": "quant-desk"}, "scope": "org", "type": "semantic_fact"}
+
 
 @dataclass
 class TenantWorld:
@@ -113,3 +116,14 @@ def auditor_a(tenant_a):
     user = staff("a-auditor", tenant_a.tenant, AUDIT, group="auditors")
     user.user_permissions.add(Permission.objects.get(codename="change_outboxentry"))
     return user
+
+
+@pytest.fixture
+def auditor_client(client, agent):
+    """A client logged in as an auditor of the ``agent`` fixture's tenant."""
+    person = make_person("desk-auditor", agent.tenant, "tenancy.audit_tenant")
+    person.is_staff = True
+    person.save(update_fields=["is_staff"])
+    person.groups.add(Group.objects.get(name="auditors"))
+    client.force_login(person)
+    return client

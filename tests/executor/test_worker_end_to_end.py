@@ -5,7 +5,8 @@ import redis
 from django.conf import settings
 from django.core.management import call_command
 
-from executor.models import Receipt
+from executor.models import ChainVerification, Receipt
+from executor.services import request_chain_verification
 from executor.tasks import apply_entry_task
 from memory_core.models import Memory
 from proposals.models import OutboxEntry
@@ -67,3 +68,14 @@ def test_lost_broker_messages_are_recovered_by_the_sweep(agent, api, broker, tmp
     assert {str(p) for p in Receipt.objects.values_list("proposal_id", flat=True)} == {
         b["id"] for b in bodies
     }
+
+
+def test_verify_now_is_run_by_a_worker_and_recorded(agent, applied_memory, broker, tmp_path):
+    with celery_worker(tmp_path):
+        verification = request_chain_verification(tenant_id=agent.tenant.id, requested_by="auditor")
+        wait_until(
+            lambda: ChainVerification.objects.filter(pk=verification.pk, finished_at__isnull=False).exists(),
+            what="verification recorded",
+        )
+    verification.refresh_from_db()
+    assert (verification.status, verification.head_seq, verification.receipts) == ("ok", 1, 1)

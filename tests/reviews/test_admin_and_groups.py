@@ -37,3 +37,4 @@ def test_decision_admin_is_read_only_and_linked_from_receipts(admin_client, pm, 
     assert decision.reason == "checked the IC table"
     receipt_page = admin_client.get(f"/admin/executor/receipt/{receipt.pk}/change/").content.decode()
     assert f"/admin/reviews/reviewdecision/?q={factor_proposal.pk}" in receipt_page
+    assert change_url in receipt_page

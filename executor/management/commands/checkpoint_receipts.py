@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import DomainError
-from executor.checkpoints import sign_checkpoints
+from executor.checkpoints import record_checkpoints, sign_checkpoints
 
 
 class Command(BaseCommand):
@@ -22,4 +22,5 @@ class Command(BaseCommand):
         with open(output, "a", encoding="utf-8") as out:
             for checkpoint in checkpoints:
                 out.write(json.dumps(checkpoint) + "\n")
+        record_checkpoints(checkpoints)
         self.stdout.write(f"Signed {len(checkpoints)} chain head(s) into {output}")

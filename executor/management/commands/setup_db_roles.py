@@ -57,11 +57,13 @@ WEB_WRITES = {
     "memory_core_accessevent": "INSERT",
     "memory_core_accesseventitem": "INSERT",
     "memory_core_recallfeedback": "INSERT",  # an agent's vote on a recalled item (append-only)
+    "executor_chainverification": "INSERT",  # an auditor's "verify now"; the executor records the result
 }
 EXECUTOR_WRITES = {
     "proposals_outboxentry": "INSERT, UPDATE",  # INSERT: proposals it makes itself may release at once
     "executor_receipt": "INSERT",
-    "executor_receiptchain": "INSERT, UPDATE",
+    "executor_receiptchain": "INSERT, UPDATE",  # and the last signed checkpoint (checkpoint_receipts)
+    "executor_chainverification": "UPDATE",  # the result of a "verify now"
     "memory_core_memory": "INSERT, UPDATE, DELETE",
     "memory_core_historicalmemory": "INSERT, UPDATE, DELETE",
     "memory_core_memoryevidence": "INSERT, DELETE",

@@ -1,0 +1,57 @@
+"""The receipt list reads as sentences, through the read policy, at a constant number of queries."""
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from tests.admin.conftest import ORG_FACT
+
+LIST = "admin:executor_receipt_changelist"
+
+
+def _row_text(client) -> str:
+    response = client.get(reverse(LIST))
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_a_row_says_what_changed_who_proposed_decided_and_on_what(auditor_client, agent, remember, marker):
+    remember(f"momentum {marker} is unstable", **ORG_FACT)
+    page = _row_text(auditor_client)
+    assert f"“momentum {marker} is unstable”" in page
+    assert "<strong>create semantic fact</strong>" in page
+    assert agent.agent.name in page
+    assert '<span title="approve: ok">rev-a</span>' in page
+
+
+def test_a_confidential_statement_is_masked_in_the_list(auditor_client, remember, marker):
+    remember(f"Alice earns {marker}", sensitivity="confidential")
+    page = _row_text(auditor_client)
+    assert marker not in page
+
+
+def test_a_restricted_statement_is_withheld_in_the_list(auditor_client, remember, marker):
+    remember(f"Alice's diagnosis {marker}", sensitivity="restricted")
+    page = _row_text(auditor_client)
+    assert marker not in page
+    assert "content withheld (metadata_only)" in page
+
+
+def test_another_tenants_receipts_are_not_listed(auditor_client, other_agent, remember, marker):
+    remember(f"foreign {marker}", handle=other_agent)
+    page = _row_text(auditor_client)
+    assert marker not in page and other_agent.tenant.name not in page
+
+
+def _queries(client) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(reverse(LIST)).status_code == 200
+    return len(queries)
+
+
+def test_the_list_costs_the_same_queries_with_more_decided_receipts(auditor_client, remember, marker):
+    remember(f"first {marker}", **ORG_FACT)
+    few = _queries(auditor_client)
+    for n in range(4):
+        remember(f"more {n} {marker}", dedupe_key=f"more-{n}", **ORG_FACT)
+    assert _queries(auditor_client) == few
