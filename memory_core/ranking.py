@@ -1,4 +1,4 @@
-"""Hybrid ranking: lexical, recency, validity, corroboration, access activation and owner feedback.
+"""Hybrid ranking: lexical, dense, recency, validity, corroboration, access activation and owner feedback.
 
 Recall selects candidates lexically (``memory_core.search``) and reranks each
 window of ``WINDOW`` of them by a weighted sum of bounded signals. The
@@ -8,7 +8,8 @@ version it was ranked with.
 
 A signal counts only when the view served shows what it is computed from:
 text-based (lexical) only for ``raw`` items (a ``summary`` item is matched
-against its summary), evidence-based (corroboration) only where evidence is
+against its summary; dense similarity, from the whole text's vector, counts
+only for ``raw``), evidence-based (corroboration) only where evidence is
 shown (``raw``). Metadata every view shows (times, validity) and usage
 records (reads, feedback) count for all. So a masked statement or its
 evidence never moves an item up or down. Each value is clamped to [0, 1]
@@ -17,6 +18,7 @@ click or a vote reorders what matched, never makes a stale or unmatched
 fact come first.
 """
 
+import functools
 import math
 import re
 from collections.abc import Iterable
@@ -28,7 +30,15 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from evidence.models import EvidenceRevision
-from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence, RecallFeedback
+from memory_core.embeddings import Vector, active_embedder, cosine, unpack
+from memory_core.models import (
+    AccessEvent,
+    AccessEventItem,
+    Memory,
+    MemoryEvidence,
+    MemoryVector,
+    RecallFeedback,
+)
 from memory_core.read_policy import ReadRule
 from memory_core.return_modes import visible_text
 from memory_core.search import query_groups, visible_match
@@ -55,6 +65,7 @@ class RankingWeights:
     corroboration: float
     activation: float
     feedback: float
+    dense: float = 0.0  # cosine with the query, when an embedder is configured (0 before 2026-12-15.1)
 
 
 WEIGHTS = {
@@ -68,8 +79,19 @@ WEIGHTS = {
         activation=0.05,
         feedback=0.2,
     ),
+    "2026-12-15.1": RankingWeights(
+        version="2026-12-15.1",
+        lexical=1.0,
+        recency=0.1,
+        recency_present=0.5,
+        validity=0.5,
+        corroboration=0.1,
+        activation=0.05,
+        feedback=0.2,
+        dense=0.5,
+    ),
 }
-DEFAULT_VERSION = "2026-12-01.1"
+DEFAULT_VERSION = "2026-12-15.1"
 
 
 def weights_for(agent) -> RankingWeights:
@@ -111,6 +133,7 @@ def rerank(
     sources = _sources([m for m, r in shown if r.mode == "raw"])
     votes = _votes([(m.id, m.revision) for m, _ in shown], tenant_id)
     lexical = _lexical(shown, query)
+    dense, embedder = _dense([m for m, r in shown if r.mode == "raw"], query)
     recency = _recency([m for m, _ in shown])
     present = bool(PRESENT & set(_WORD.findall(query.lower())))
     recency_weight = weights.recency_present if present else weights.recency
@@ -134,10 +157,14 @@ def rerank(
             ),
             "feedback": ((up - down) / (up + down + 1), weights.feedback),
         }
+        signals["dense"] = (dense.get(memory.id, 0.0), weights.dense)
         explained = {
             name: {"value": round(value, 4), "weight": weight, "contribution": round(value * weight, 4)}
             for name, (value, weight) in signals.items()
         }
+        explained["dense"]["embedder"] = embedder
+        if memory.id not in dense:
+            explained["dense"]["absent"] = _absent(embedder, rule, query)
         score = round(sum(value * weight for value, weight in signals.values()), 6)
         scored.append(Scored(memory, rule, score, explained))
     order = sorted(
@@ -165,6 +192,45 @@ def _lexical(shown: list[tuple[Memory, ReadRule]], query: str) -> dict:
         if rule.mode != "raw":
             values[memory.id] = visible_match(visible_text(memory, rule.mode), groups)
     return values
+
+
+def _dense(raw: list[Memory], query: str) -> tuple[dict, str]:
+    """Cosine of each ``raw`` item's revision vector with the query's, 0 to 1 (one query); the embedder.
+
+    An item has a value only if its exact revision was embedded by the
+    active embedder; one applied before the embedder was configured has none
+    (``embed_memories`` fills them in).
+    """
+    embedder = active_embedder()
+    if not embedder.dimensions or not raw or not query.strip():
+        return {}, embedder.name
+    revisions = {memory.id: memory.revision for memory in raw}
+    rows = MemoryVector.objects.filter(memory_id__in=revisions, embedder=embedder.name).values_list(
+        "memory_id", "memory_revision", "vector"
+    )
+    wanted = _query_vector(embedder.name, query)
+    return {
+        memory_id: cosine(wanted, unpack(vector))
+        for memory_id, revision, vector in rows
+        if revisions[memory_id] == revision
+    }, embedder.name
+
+
+@functools.lru_cache(maxsize=256)
+def _query_vector(embedder: str, query: str) -> Vector:
+    """The query's vector, once per query text (recall reranks window after window with it)."""
+    return active_embedder().embed([query])[0]
+
+
+def _absent(embedder: str, rule: ReadRule, query: str) -> str:
+    """Why an item has no dense signal, for its explanation."""
+    if embedder == "none":
+        return "no embedder configured"
+    if not query.strip():
+        return "no query text"
+    if rule.mode != "raw":
+        return f"text not shown ({rule.mode})"
+    return "no vector for this revision"
 
 
 def _time(memory: Memory) -> float:
