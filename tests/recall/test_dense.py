@@ -182,3 +182,12 @@ def test_minilm_finds_the_meaning_words_miss(settings, api, remember):
     body = search(api, "In which city does Maya reside?")
     assert order(body) == [str(moved.id), str(kitten.id)]
     assert item_of(body, moved)["explanation"]["dense"]["embedder"] == "all-minilm-l6-v2"
+
+
+def test_an_unknown_embedder_fails_the_system_check(settings):
+    from memory_core.checks import check_embedder
+
+    settings.CUSTODIAN_EMBEDDER = "word2vec"
+    assert [error.id for error in check_embedder(None)] == ["memory_core.E001"]
+    settings.CUSTODIAN_EMBEDDER = "hashing"
+    assert check_embedder(None) == []
