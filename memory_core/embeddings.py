@@ -149,6 +149,23 @@ def cosine(a: Vector, b: Vector) -> float:
     return min(max(sum(x * y for x, y in zip(a, b, strict=True)), 0.0), 1.0)
 
 
+def similarities(query: Vector, stored: list[bytes]) -> list[float]:
+    """Cosine of ``query`` with each stored (packed) vector, clamped to [0, 1]; NumPy when it is installed."""
+    if not stored:
+        return []
+    try:
+        import numpy
+    except ImportError:  # the default install has no NumPy requirement: plain Python, same numbers
+        return [cosine(query, unpack(data)) for data in stored]
+    if len(query) == 0:
+        return [0.0] * len(stored)
+    matrix = numpy.frombuffer(b"".join(bytes(data) for data in stored), dtype=numpy.float32)
+    matrix = matrix.reshape(len(stored), -1)
+    if matrix.shape[1] != len(query):
+        return [cosine(query, unpack(data)) for data in stored]
+    return numpy.clip(matrix @ numpy.asarray(query, dtype=numpy.float32), 0.0, 1.0).tolist()
+
+
 def _unit(vector: Vector) -> Vector:
     norm = math.sqrt(sum(x * x for x in vector))
     return [x / norm for x in vector] if norm else vector

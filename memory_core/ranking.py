@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Count, Q
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from evidence.models import EvidenceRevision
-from memory_core.embeddings import Vector, active_embedder, cosine, unpack
+from memory_core.embeddings import Vector, active_embedder, cosine, similarities, unpack
 from memory_core.models import (
     AccessEvent,
     AccessEventItem,
@@ -39,11 +39,12 @@ from memory_core.models import (
     MemoryVector,
     RecallFeedback,
 )
-from memory_core.read_policy import ReadRule
+from memory_core.read_policy import ReadPolicy, ReadRule
 from memory_core.return_modes import visible_text
 from memory_core.search import query_groups, visible_match
 
 WINDOW = 100
+DENSE_POOL = 1000  # lexical candidates the dense first stage reorders (a multiple of WINDOW)
 ACTIVATION_DAYS = 30
 ACTIVATION_SATURATION = 20  # reads in ACTIVATION_DAYS that give the full activation
 CORROBORATION_SATURATION = 3  # independent valid sources that give the full corroboration
@@ -178,6 +179,52 @@ def rerank(
         ),
     )
     return [scored[n] for n in order]
+
+
+# What the read policy decides on (ReadPolicy.decide), fetched with each first-stage candidate.
+_POLICY_COLUMNS = ("sensitivity", "scope", "type", "state", "subject_kind", "subject_id", "fenced")
+
+
+def dense_order(
+    candidates: QuerySet, query: str, *, policy: ReadPolicy, context: dict, weights: RankingWeights
+) -> list | None:
+    """Reorder the first ``DENSE_POOL`` lexical candidates by BM25 (relative to the best) plus meaning.
+
+    Windows are reranked one at a time, so a memory that words rank 150th
+    (it shares only a name with the question) could never be served first,
+    however close its meaning. This first stage lets it reach the window that
+    is reranked and served. One query: ids, BM25, each candidate's vector for
+    its exact revision, and what the read policy decides on; only a candidate
+    served ``raw`` gets a dense value, so hidden text never moves an item.
+    Return the ids in that order, or None when there is no dense signal.
+    """
+    embedder = active_embedder()
+    if not embedder.dimensions or not query.strip() or not weights.dense:
+        return None
+    vector = MemoryVector.objects.filter(
+        memory=OuterRef("pk"), memory_revision=OuterRef("revision"), embedder=embedder.name
+    ).values("vector")[:1]
+    rows = list(
+        candidates.annotate(dense_vector=Subquery(vector)).values_list(
+            "pk", "rank", "dense_vector", *_POLICY_COLUMNS
+        )[:DENSE_POOL]
+    )
+    best = max((float(row[1] or 0.0) for row in rows), default=0.0)
+    raw = [n for n, row in enumerate(rows) if row[2] is not None and _decided_raw(policy, row[3:], context)]
+    cosines = dict(
+        zip(raw, similarities(_query_vector(embedder.name, query), [rows[n][2] for n in raw]), strict=True)
+    )
+    keys = [
+        (-((float(row[1] or 0.0) / best if best > 0 else 0.0) + weights.dense * cosines.get(n, 0.0)), n)
+        for n, row in enumerate(rows)
+    ]
+    return [rows[n][0] for _, n in sorted(keys)]
+
+
+def _decided_raw(policy: ReadPolicy, columns: tuple, context: dict) -> bool:
+    memory = Memory(**dict(zip(_POLICY_COLUMNS[:-1], columns[:-1], strict=True)))
+    memory.fenced = bool(columns[-1])
+    return policy.decide(memory, context).mode == "raw"
 
 
 def _lexical(shown: list[tuple[Memory, ReadRule]], query: str) -> dict:

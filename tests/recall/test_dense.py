@@ -191,3 +191,30 @@ def test_an_unknown_embedder_fails_the_system_check(settings):
     assert [error.id for error in check_embedder(None)] == ["memory_core.E001"]
     settings.CUSTODIAN_EMBEDDER = "hashing"
     assert check_embedder(None) == []
+
+
+def test_meaning_brings_a_candidate_from_a_later_window_to_the_first(
+    hashing, settings, agent, api, remember, monkeypatch
+):
+    """Windows are reranked one at a time; the dense first stage orders them, so words alone do not cap it."""
+    monkeypatch.setattr("memory_core.recall.WINDOW", 2)
+    norway = remember("Alice relocated to Norway")
+    remember(BICYCLE, subject=ELSEWHERE)  # words tie: the newer two come first on words alone
+    remember("Alice painted the fence", subject={"kind": "user", "id": "pm-alice-3"})
+    assert str(norway.id) in order(search(api, "is Alice Norwegian", limit=2))
+    settings.CUSTODIAN_RANKING_WEIGHTS = {agent.tenant.name: "2026-12-01.1"}  # no dense weight: BM25 windows
+    assert str(norway.id) not in order(search(api, "is Alice Norwegian", limit=2))
+
+
+def test_a_masked_memorys_vector_never_brings_it_forward(hashing, api, remember, monkeypatch):
+    monkeypatch.setattr("memory_core.recall.WINDOW", 2)
+    masked = remember(
+        "Alice relocated to Norway", sensitivity="confidential", subject={"kind": "user", "id": "bob"}
+    )
+    remember(BICYCLE, subject=ELSEWHERE)
+    remember("Alice painted the fence", subject={"kind": "user", "id": "pm-alice-3"})
+    body = search(api, "is Alice Norwegian", limit=3)
+    assert order(body)[2] == str(
+        masked.id
+    )  # third, as on words alone: its hidden text's meaning moved nothing
+    assert item_of(body, masked)["explanation"]["dense"]["absent"] == "text not shown (masked)"
