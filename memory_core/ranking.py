@@ -30,7 +30,7 @@ from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from evidence.models import EvidenceRevision
-from memory_core.embeddings import Vector, active_embedder, cosine, similarities, unpack
+from memory_core.embeddings import Vector, active_embedder, similarities
 from memory_core.models import (
     AccessEvent,
     AccessEventItem,
@@ -210,7 +210,12 @@ def dense_order(
         )[:DENSE_POOL]
     )
     best = max((float(row[1] or 0.0) for row in rows), default=0.0)
-    raw = [n for n, row in enumerate(rows) if row[2] is not None and _decided_raw(policy, row[3:], context)]
+    decided: dict[tuple, bool] = {}  # a handful of distinct (sensitivity, scope, …, subject) per search
+    raw = [
+        n
+        for n, row in enumerate(rows)
+        if row[2] is not None and _decided_raw(policy, tuple(row[3:]), context, decided)
+    ]
     cosines = dict(
         zip(raw, similarities(_query_vector(embedder.name, query), [rows[n][2] for n in raw]), strict=True)
     )
@@ -221,10 +226,12 @@ def dense_order(
     return [rows[n][0] for _, n in sorted(keys)]
 
 
-def _decided_raw(policy: ReadPolicy, columns: tuple, context: dict) -> bool:
-    memory = Memory(**dict(zip(_POLICY_COLUMNS[:-1], columns[:-1], strict=True)))
-    memory.fenced = bool(columns[-1])
-    return policy.decide(memory, context).mode == "raw"
+def _decided_raw(policy: ReadPolicy, columns: tuple, context: dict, decided: dict[tuple, bool]) -> bool:
+    if columns not in decided:
+        memory = Memory(**dict(zip(_POLICY_COLUMNS[:-1], columns[:-1], strict=True)))
+        memory.fenced = bool(columns[-1])
+        decided[columns] = policy.decide(memory, context).mode == "raw"
+    return decided[columns]
 
 
 def _lexical(shown: list[tuple[Memory, ReadRule]], query: str) -> dict:
@@ -255,12 +262,9 @@ def _dense(raw: list[Memory], query: str) -> tuple[dict, str]:
     rows = MemoryVector.objects.filter(memory_id__in=revisions, embedder=embedder.name).values_list(
         "memory_id", "memory_revision", "vector"
     )
-    wanted = _query_vector(embedder.name, query)
-    return {
-        memory_id: cosine(wanted, unpack(vector))
-        for memory_id, revision, vector in rows
-        if revisions[memory_id] == revision
-    }, embedder.name
+    found = [(memory_id, vector) for memory_id, revision, vector in rows if revisions[memory_id] == revision]
+    values = similarities(_query_vector(embedder.name, query), [vector for _, vector in found])
+    return dict(zip([memory_id for memory_id, _ in found], values, strict=True)), embedder.name
 
 
 @functools.lru_cache(maxsize=256)
