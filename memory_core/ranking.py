@@ -89,7 +89,7 @@ WEIGHTS = {
         corroboration=0.1,
         activation=0.05,
         feedback=0.2,
-        dense=0.5,
+        dense=0.25,
     ),
 }
 DEFAULT_VERSION = "2026-12-15.1"
