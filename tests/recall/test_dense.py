@@ -15,6 +15,7 @@ from django.test.utils import CaptureQueriesContext
 
 from memory_core.embeddings import HashingEmbedder, unpack
 from memory_core.models import MemoryVector
+from memory_core.ranking import DEFAULT_VERSION, WEIGHTS
 from proposals.services import invalidate_evidence_revision
 from tests.factories import (
     apply_released,
@@ -27,6 +28,7 @@ from tests.factories import (
 )
 
 HASHING = HashingEmbedder.name
+DENSE = WEIGHTS[DEFAULT_VERSION].dense
 # Another subject (recency compares within a subject), the same number of terms: only "alice" matches.
 BICYCLE, ELSEWHERE = "Alice repaired her bicycle", {"kind": "user", "id": "pm-alice-2"}
 
@@ -97,7 +99,7 @@ def test_no_embedder_by_default_ranks_as_the_previous_weights_and_says_so(settin
     dense = body["results"][0]["explanation"]["dense"]
     assert dense == {
         "value": 0.0,
-        "weight": 0.5,
+        "weight": DENSE,
         "contribution": 0.0,
         "embedder": "none",
         "absent": "no embedder configured",
@@ -127,9 +129,9 @@ def test_dense_similarity_reorders_where_the_words_do_not_overlap(settings, api,
     body = search(api, query)
     assert order(body) == [str(norway.id), str(bicycle.id)]
     dense = item_of(body, norway)["explanation"]["dense"]
-    assert dense["embedder"] == HASHING and dense["weight"] == 0.5
+    assert dense["embedder"] == HASHING and dense["weight"] == DENSE
     assert dense["value"] > item_of(body, bicycle)["explanation"]["dense"]["value"]
-    assert dense["contribution"] == pytest.approx(dense["value"] * 0.5, abs=1e-3)
+    assert dense["contribution"] == pytest.approx(dense["value"] * DENSE, abs=1e-3)
     contributions = sum(signal["contribution"] for signal in item_of(body, norway)["explanation"].values())
     assert abs(contributions - item_of(body, norway)["score"]) < 1e-3
 
