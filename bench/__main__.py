@@ -125,6 +125,7 @@ def _meta(args, started: float) -> dict:
         "cpus": os.cpu_count(),
         "machine": platform.machine(),
         "web_workers": args.web_workers,
+        "embedder": os.environ.get("CUSTODIAN_EMBEDDER", "none"),
     }
 
 

@@ -155,6 +155,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = CUSTODIAN_MAX_BODY_BYTES
 CUSTODIAN_READ_POLICY_FILE = Path(
     os.environ.get("CUSTODIAN_READ_POLICY_FILE", BASE_DIR / "memory_core" / "read_rules.yaml")
 )
+# Dense similarity for recall (memory_core.embeddings): none (default), hashing, or minilm
+# (optional install: requirements-dense.txt). Web and executor processes must use the same one.
+CUSTODIAN_EMBEDDER = os.environ.get("CUSTODIAN_EMBEDDER", "none")
 CUSTODIAN_POLICY_FILE = Path(
     os.environ.get("CUSTODIAN_POLICY_FILE", BASE_DIR / "proposals" / "policy" / "rules.yaml")
 )

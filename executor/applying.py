@@ -31,6 +31,7 @@ from memory_core.mutations import (
     new_memory,
     purge_memory,
     update_memory,
+    write_vectors,
 )
 from proposals.gates import failed_gates
 from proposals.models import OutboxEntry, Proposal, ProposalEvidence
@@ -53,6 +54,7 @@ class _Writes:
     created: list[tuple[Memory, list[EvidenceRevision], str]] = field(default_factory=list)
     executed: list[tuple[Proposal, str, bool]] = field(default_factory=list)
     receipts: list[dict[str, Any]] = field(default_factory=list)
+    revised: list[Memory] = field(default_factory=list)  # the memories whose revision is embedded
 
 
 @transaction.atomic(durable=True)
@@ -116,6 +118,7 @@ def apply_batch(entry_ids: list[Any], worker: dict[str, Any]) -> tuple[list[Rece
             writes,
         )
     create_memories(writes.created)
+    write_vectors(writes.revised)
     record_executions(writes.executed)
     bind_memory_rows(writes.receipts)
     receipts = append_receipts(writes.receipts)
@@ -162,6 +165,8 @@ def _apply_one(
     if check.outcome == Outcome.APPLIED:
         memory, effects = _write(proposal, memory, evidence, f"receipt:{receipt_id}", writes)
         writes.executed.append((proposal, check.outcome, True))
+        if memory is not None:
+            writes.revised.append(memory)
     elif check.outcome == Outcome.GATE_FAILED:
         escalate_to_review(proposal, failed_gates=check.reason.split(","))
     elif proposal.status == Proposal.Status.RELEASED:

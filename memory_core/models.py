@@ -239,6 +239,34 @@ class MemoryEvidence(models.Model):
         return f"{self.memory_id}@{self.memory_revision} ← {self.evidence_revision_id}"
 
 
+class MemoryVector(models.Model):
+    """The embedding of one memory revision's text by one embedder (``memory_core.embeddings``).
+
+    Written by the executor when it applies the revision, never on a request;
+    removed with the memory (cascade) when it is purged. Recall compares a
+    vector only for an item served ``raw`` (so a fenced, masked or summarised
+    memory's text never moves it) and only with the same embedder's query
+    vector. float32 bytes in an ordinary column: pgvector is not installed.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="vectors")
+    memory_revision = models.PositiveIntegerField()
+    embedder = models.CharField(max_length=64)
+    vector = models.BinaryField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["memory", "memory_revision", "embedder"], name="memory_vector_per_revision"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.embedder} vector of {self.memory_id}@{self.memory_revision}"
+
+
 class AccessEventQuerySet(AppendOnlyQuerySet):
     def blank_queries(self) -> int:
         """Blank the query text of these events (a purge's scrub); the one change they ever take.

@@ -16,8 +16,9 @@ from django.utils.dateparse import parse_datetime
 from simple_history.utils import bulk_create_with_history
 
 from evidence.models import EvidenceRevision
+from memory_core.embeddings import active_embedder, embedded_text, pack
 from memory_core.lifecycle import next_state
-from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence
+from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence, MemoryVector
 
 
 def create_memory(
@@ -157,15 +158,48 @@ def change_state(*, memory: Memory, verb: str, reason: str, now: datetime, chang
     return memory
 
 
+def write_vectors(memories: list[Memory]) -> int:
+    """Embed the revision each memory is now at, with the active embedder; return how many were stored.
+
+    The executor calls this once per batch, after the batch's writes, so
+    embedding never sits on a submit's request path and a vector exists only
+    for an applied revision. One embedder call and one insert for the batch;
+    a revision that already has its vector (a fence changes no revision) is
+    left as it is.
+    """
+    embedder = active_embedder()
+    if not embedder.dimensions or not memories:
+        return 0
+    revisions = {memory.pk: memory for memory in memories}
+    existing = set(
+        MemoryVector.objects.filter(memory_id__in=revisions, embedder=embedder.name).values_list(
+            "memory_id", "memory_revision"
+        )
+    )
+    wanted = [memory for memory in revisions.values() if (memory.pk, memory.revision) not in existing]
+    vectors = embedder.embed([embedded_text(memory.content) for memory in wanted])
+    MemoryVector.objects.bulk_create(
+        MemoryVector(
+            tenant_id=memory.tenant_id,
+            memory=memory,
+            memory_revision=memory.revision,
+            embedder=embedder.name,
+            vector=pack(vector),
+        )
+        for memory, vector in zip(wanted, vectors, strict=True)
+    )
+    return len(wanted)
+
+
 def purge_memory(*, memory: Memory) -> dict[str, int]:
-    """Physically remove a deleted memory, its evidence links and every history row of it,
+    """Physically remove a deleted memory, its evidence links, vectors and every history row of it,
     and blank the query text of the searches that served it.
 
     Return how many rows of each class were removed or scrubbed (the purge receipt lists them).
     Access events keep who read what and when, by id; subject ids are in them only as keyed digests.
     """
     next_state(memory.state, "purge")
-    _, deleted = Memory.objects.filter(pk=memory.pk).delete()  # cascades to its evidence links
+    _, deleted = Memory.objects.filter(pk=memory.pk).delete()  # cascades to its evidence links and vectors
     # After the row: deleting it makes simple-history write one more ("-") history row.
     history_rows = Memory.history.filter(id=memory.id).delete()[0]
     served = AccessEventItem.objects.filter(tenant_id=memory.tenant_id, memory_id=memory.id)
@@ -173,6 +207,7 @@ def purge_memory(*, memory: Memory) -> dict[str, int]:
     return {
         "memory_core.Memory": deleted.get("memory_core.Memory", 0),
         "memory_core.MemoryEvidence": deleted.get("memory_core.MemoryEvidence", 0),
+        "memory_core.MemoryVector": deleted.get("memory_core.MemoryVector", 0),
         "memory_core.HistoricalMemory": history_rows,
         "memory_core.AccessEvent": searches.exclude(query="").blank_queries(),
     }

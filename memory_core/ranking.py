@@ -1,4 +1,4 @@
-"""Hybrid ranking: lexical, recency, validity, corroboration, access activation and owner feedback.
+"""Hybrid ranking: lexical, dense, recency, validity, corroboration, access activation and owner feedback.
 
 Recall selects candidates lexically (``memory_core.search``) and reranks each
 window of ``WINDOW`` of them by a weighted sum of bounded signals. The
@@ -8,7 +8,8 @@ version it was ranked with.
 
 A signal counts only when the view served shows what it is computed from:
 text-based (lexical) only for ``raw`` items (a ``summary`` item is matched
-against its summary), evidence-based (corroboration) only where evidence is
+against its summary; dense similarity, from the whole text's vector, counts
+only for ``raw``), evidence-based (corroboration) only where evidence is
 shown (``raw``). Metadata every view shows (times, validity) and usage
 records (reads, feedback) count for all. So a masked statement or its
 evidence never moves an item up or down. Each value is clamped to [0, 1]
@@ -17,6 +18,7 @@ click or a vote reorders what matched, never makes a stale or unmatched
 fact come first.
 """
 
+import functools
 import math
 import re
 from collections.abc import Iterable
@@ -24,16 +26,25 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Count, Q
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from evidence.models import EvidenceRevision
-from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence, RecallFeedback
-from memory_core.read_policy import ReadRule
+from memory_core.embeddings import Vector, active_embedder, similarities
+from memory_core.models import (
+    AccessEvent,
+    AccessEventItem,
+    Memory,
+    MemoryEvidence,
+    MemoryVector,
+    RecallFeedback,
+)
+from memory_core.read_policy import ReadPolicy, ReadRule
 from memory_core.return_modes import visible_text
 from memory_core.search import query_groups, visible_match
 
 WINDOW = 100
+DENSE_POOL = 1000  # lexical candidates the dense first stage reorders (a multiple of WINDOW)
 ACTIVATION_DAYS = 30
 ACTIVATION_SATURATION = 20  # reads in ACTIVATION_DAYS that give the full activation
 CORROBORATION_SATURATION = 3  # independent valid sources that give the full corroboration
@@ -55,6 +66,7 @@ class RankingWeights:
     corroboration: float
     activation: float
     feedback: float
+    dense: float = 0.0  # cosine with the query, when an embedder is configured (0 before 2026-12-15.1)
 
 
 WEIGHTS = {
@@ -68,8 +80,19 @@ WEIGHTS = {
         activation=0.05,
         feedback=0.2,
     ),
+    "2026-12-15.1": RankingWeights(
+        version="2026-12-15.1",
+        lexical=1.0,
+        recency=0.1,
+        recency_present=0.5,
+        validity=0.5,
+        corroboration=0.1,
+        activation=0.05,
+        feedback=0.2,
+        dense=0.25,
+    ),
 }
-DEFAULT_VERSION = "2026-12-01.1"
+DEFAULT_VERSION = "2026-12-15.1"
 
 
 def weights_for(agent) -> RankingWeights:
@@ -111,6 +134,7 @@ def rerank(
     sources = _sources([m for m, r in shown if r.mode == "raw"])
     votes = _votes([(m.id, m.revision) for m, _ in shown], tenant_id)
     lexical = _lexical(shown, query)
+    dense, embedder = _dense([m for m, r in shown if r.mode == "raw"], query)
     recency = _recency([m for m, _ in shown])
     present = bool(PRESENT & set(_WORD.findall(query.lower())))
     recency_weight = weights.recency_present if present else weights.recency
@@ -134,10 +158,14 @@ def rerank(
             ),
             "feedback": ((up - down) / (up + down + 1), weights.feedback),
         }
+        signals["dense"] = (dense.get(memory.id, 0.0), weights.dense)
         explained = {
             name: {"value": round(value, 4), "weight": weight, "contribution": round(value * weight, 4)}
             for name, (value, weight) in signals.items()
         }
+        explained["dense"]["embedder"] = embedder
+        if memory.id not in dense:
+            explained["dense"]["absent"] = _absent(embedder, rule, query)
         score = round(sum(value * weight for value, weight in signals.values()), 6)
         scored.append(Scored(memory, rule, score, explained))
     order = sorted(
@@ -153,6 +181,59 @@ def rerank(
     return [scored[n] for n in order]
 
 
+# What the read policy decides on (ReadPolicy.decide), fetched with each first-stage candidate.
+_POLICY_COLUMNS = ("sensitivity", "scope", "type", "state", "subject_kind", "subject_id", "fenced")
+
+
+def dense_order(
+    candidates: QuerySet, query: str, *, policy: ReadPolicy, context: dict, weights: RankingWeights
+) -> list | None:
+    """Reorder the first ``DENSE_POOL`` lexical candidates by BM25 (relative to the best) plus meaning.
+
+    Windows are reranked one at a time, so a memory that words rank 150th
+    (it shares only a name with the question) could never be served first,
+    however close its meaning. This first stage lets it reach the window that
+    is reranked and served. One query: ids, BM25, each candidate's vector for
+    its exact revision, and what the read policy decides on; only a candidate
+    served ``raw`` gets a dense value, so hidden text never moves an item.
+    Return the ids in that order, or None when there is no dense signal.
+    """
+    embedder = active_embedder()
+    if not embedder.dimensions or not query.strip() or not weights.dense:
+        return None
+    vector = MemoryVector.objects.filter(
+        memory=OuterRef("pk"), memory_revision=OuterRef("revision"), embedder=embedder.name
+    ).values("vector")[:1]
+    rows = list(
+        candidates.annotate(dense_vector=Subquery(vector)).values_list(
+            "pk", "rank", "dense_vector", *_POLICY_COLUMNS
+        )[:DENSE_POOL]
+    )
+    best = max((float(row[1] or 0.0) for row in rows), default=0.0)
+    decided: dict[tuple, bool] = {}  # a handful of distinct (sensitivity, scope, …, subject) per search
+    raw = [
+        n
+        for n, row in enumerate(rows)
+        if row[2] is not None and _decided_raw(policy, tuple(row[3:]), context, decided)
+    ]
+    cosines = dict(
+        zip(raw, similarities(_query_vector(embedder.name, query), [rows[n][2] for n in raw]), strict=True)
+    )
+    keys = [
+        (-((float(row[1] or 0.0) / best if best > 0 else 0.0) + weights.dense * cosines.get(n, 0.0)), n)
+        for n, row in enumerate(rows)
+    ]
+    return [rows[n][0] for _, n in sorted(keys)]
+
+
+def _decided_raw(policy: ReadPolicy, columns: tuple, context: dict, decided: dict[tuple, bool]) -> bool:
+    if columns not in decided:
+        memory = Memory(**dict(zip(_POLICY_COLUMNS[:-1], columns[:-1], strict=True)))
+        memory.fenced = bool(columns[-1])
+        decided[columns] = policy.decide(memory, context).mode == "raw"
+    return decided[columns]
+
+
 def _lexical(shown: list[tuple[Memory, ReadRule]], query: str) -> dict:
     """BM25 relative to the best ``raw`` item of the window; other views match on the text they show."""
     groups = query_groups(query) if query else []
@@ -165,6 +246,42 @@ def _lexical(shown: list[tuple[Memory, ReadRule]], query: str) -> dict:
         if rule.mode != "raw":
             values[memory.id] = visible_match(visible_text(memory, rule.mode), groups)
     return values
+
+
+def _dense(raw: list[Memory], query: str) -> tuple[dict, str]:
+    """Cosine of each ``raw`` item's revision vector with the query's, 0 to 1 (one query); the embedder.
+
+    An item has a value only if its exact revision was embedded by the
+    active embedder; one applied before the embedder was configured has none
+    (``embed_memories`` fills them in).
+    """
+    embedder = active_embedder()
+    if not embedder.dimensions or not raw or not query.strip():
+        return {}, embedder.name
+    revisions = {memory.id: memory.revision for memory in raw}
+    rows = MemoryVector.objects.filter(memory_id__in=revisions, embedder=embedder.name).values_list(
+        "memory_id", "memory_revision", "vector"
+    )
+    found = [(memory_id, vector) for memory_id, revision, vector in rows if revisions[memory_id] == revision]
+    values = similarities(_query_vector(embedder.name, query), [vector for _, vector in found])
+    return dict(zip([memory_id for memory_id, _ in found], values, strict=True)), embedder.name
+
+
+@functools.lru_cache(maxsize=256)
+def _query_vector(embedder: str, query: str) -> Vector:
+    """The query's vector, once per query text (recall reranks window after window with it)."""
+    return active_embedder().embed([query])[0]
+
+
+def _absent(embedder: str, rule: ReadRule, query: str) -> str:
+    """Why an item has no dense signal, for its explanation."""
+    if embedder == "none":
+        return "no embedder configured"
+    if not query.strip():
+        return "no query text"
+    if rule.mode != "raw":
+        return f"text not shown ({rule.mode})"
+    return "no vector for this revision"
 
 
 def _time(memory: Memory) -> float:

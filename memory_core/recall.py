@@ -20,7 +20,7 @@ from core.errors import DomainError
 from core.keyed import keyed_digest
 from memory_core.episodes import neighbours as episode_neighbours
 from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence
-from memory_core.ranking import WINDOW, Scored, rerank, weights_for
+from memory_core.ranking import DENSE_POOL, WINDOW, Scored, dense_order, rerank, weights_for
 from memory_core.read_policy import active_read_policy
 from memory_core.return_modes import matched_terms, present
 from memory_core.search import ranked
@@ -91,7 +91,9 @@ def recall(
 
     Lexical candidates come in windows of ``ranking.WINDOW``; each window is
     decided by the read policy and reranked by the hybrid score before the
-    page is cut, so the cursor's offset is a position in that order. With
+    page is cut, so the cursor's offset is a position in that order. With an
+    embedder, the windows follow ``ranking.dense_order`` (BM25 plus meaning)
+    instead of BM25 alone. With
     ``neighbours``, each hit brings up to that many memories before and after
     it in its episode (``memory_core.episodes``), each decided, shown and
     audited like a hit.
@@ -100,11 +102,14 @@ def recall(
     policy, weights = active_read_policy(), weights_for(agent)
     pool = _candidates(agent, query)
     candidates = ranked(pool, query.text, tenant_id=agent.tenant_id)
+    first = None  # valid_at reads history rows: their windows stay in BM25 order
+    if not query.valid_at:
+        first = dense_order(candidates, query.text, policy=policy, context=context, weights=weights)
     rows: list[Scored] = []
     omitted, scanned, exhausted = 0, 0, False
     while len(rows) < limit and scanned < MAX_SCAN:
         start = offset - offset % WINDOW
-        window = [_as_memory(row) for row in candidates[start : start + WINDOW]]
+        window = [_as_memory(row) for row in _window(candidates, first, start)]
         order = rerank(
             window,
             [policy.decide(memory, context) for memory in window],
@@ -163,6 +168,15 @@ def recall(
         ranking_version=weights.version,
     )
     return RecallResult(event.id, items, None if exhausted else event.id, weights.version)
+
+
+def _window(candidates: QuerySet, first: list | None, start: int) -> list:
+    """The candidates at [start, start + WINDOW): in the dense first stage's order as far as it reaches."""
+    if first is None or start >= DENSE_POOL:
+        return list(candidates[start : start + WINDOW])
+    ids = first[start : start + WINDOW]
+    rows = {row.pk: row for row in candidates.filter(pk__in=ids)} if ids else {}
+    return [rows[pk] for pk in ids if pk in rows]
 
 
 def _episode_context(served: list, pool: QuerySet, policy, context: dict, around: int) -> tuple:

@@ -49,6 +49,7 @@ def audited(roles, agent, api):
         "UPDATE memory_core_historicalmemory SET confidence = 0.1",
         "INSERT INTO executor_receiptchain (tenant_id, seq, head_hash) VALUES (gen_random_uuid(), 0, 'x')",
         "UPDATE executor_receipt SET outcome = 'stale'",
+        "DELETE FROM memory_core_memoryvector",
     ],
 )
 def test_web_role_cannot_write_memories_or_receipts(roles, statement):

@@ -8,7 +8,7 @@ from django.db import connection
 
 from executor.models import Receipt
 from memory_core.lifecycle import TRANSITIONS, InvalidTransition
-from memory_core.models import Memory
+from memory_core.models import Memory, MemoryVector
 from proposals.models import Proposal
 from tenancy.services import grant_delegation
 from tests.factories import (
@@ -139,7 +139,8 @@ def _database_contains(marker: str) -> list[str]:
     return hits
 
 
-def test_purge_leaves_no_content_anywhere_in_the_database(agent, api, reviewers):
+def test_purge_leaves_no_content_anywhere_in_the_database(agent, api, reviewers, settings):
+    settings.CUSTODIAN_EMBEDDER = "hashing"  # so every revision has a vector to purge too
     marker, subject_id, dedupe_key = (f"{kind}{uuid.uuid4().hex}" for kind in ("zq", "subj", "dedupe"))
     subject = {"kind": "user", "id": subject_id}
     grant_delegation(agent=agent.agent, subject=subject)
@@ -187,6 +188,8 @@ def test_purge_leaves_no_content_anywhere_in_the_database(agent, api, reviewers)
     assert removed["memory_core.Memory"] == 1
     assert removed["memory_core.HistoricalMemory"] >= 4
     assert removed["memory_core.MemoryEvidence"] == 3  # revisions 1 and 2, and 3 (the delete) carries 2's
+    assert removed["memory_core.MemoryVector"] == 3  # one per applied revision
+    assert not MemoryVector.objects.filter(memory_id=memory.pk).exists()
     assert removed["proposals.Proposal"] == 4
     assert removed["memory_core.AccessEvent"] == 1  # the search that served it: its query blanked
     call_command("verify_receipts")

@@ -10,7 +10,7 @@ from memory_core.models import AccessEvent
 from memory_core.ranking import DEFAULT_VERSION
 from proposals.services import invalidate_evidence_revision
 
-SIGNALS = {"lexical", "recency", "validity", "corroboration", "activation", "feedback"}
+SIGNALS = {"lexical", "dense", "recency", "validity", "corroboration", "activation", "feedback"}
 
 
 def search(api, query="", **body) -> dict:

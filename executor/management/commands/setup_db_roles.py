@@ -6,8 +6,9 @@ custodian_web       the web/API process (and its admin): reads everything; write
                     proposals, decisions, outbox rows, access events and recall
                     feedback; cannot write memories, their history or evidence
                     links, receipts or chain heads at all.
-custodian_executor  the Celery executor: the only role that writes memories; may
-                    INSERT receipts but never UPDATE or DELETE them; writes
+custodian_executor  the Celery executor: the only role that writes memories and
+                    their vectors; may INSERT receipts but never UPDATE or
+                    DELETE them; writes
                     proposals (outcomes, retention and system proposals, purge
                     scrubs) and outbox rows; no write at all on people, groups,
                     permissions, tokens, sessions, evidence or decisions.
@@ -67,6 +68,7 @@ EXECUTOR_WRITES = {
     "memory_core_memory": "INSERT, UPDATE, DELETE",
     "memory_core_historicalmemory": "INSERT, UPDATE, DELETE",
     "memory_core_memoryevidence": "INSERT, DELETE",
+    "memory_core_memoryvector": "INSERT, DELETE",  # embedded when a revision is applied; purged with it
     # BM25 statistics, kept by triggers on memories in the executor's own transaction.
     "memory_core_searchcorpus": "INSERT, UPDATE",
     "memory_core_searchterm": "INSERT, UPDATE, DELETE",
