@@ -22,7 +22,7 @@ import functools
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -69,28 +69,19 @@ class RankingWeights:
     dense: float = 0.0  # cosine with the query, when an embedder is configured (0 before 2026-12-15.1)
 
 
+_FIRST = RankingWeights(
+    version="2026-12-01.1",
+    lexical=1.0,
+    recency=0.1,
+    recency_present=0.5,
+    validity=0.5,
+    corroboration=0.1,
+    activation=0.05,
+    feedback=0.2,
+)
+# Each later version is the one before with what it changed, so a diff of versions reads as one line.
 WEIGHTS = {
-    "2026-12-01.1": RankingWeights(
-        version="2026-12-01.1",
-        lexical=1.0,
-        recency=0.1,
-        recency_present=0.5,
-        validity=0.5,
-        corroboration=0.1,
-        activation=0.05,
-        feedback=0.2,
-    ),
-    "2026-12-15.1": RankingWeights(
-        version="2026-12-15.1",
-        lexical=1.0,
-        recency=0.1,
-        recency_present=0.5,
-        validity=0.5,
-        corroboration=0.1,
-        activation=0.05,
-        feedback=0.2,
-        dense=0.25,
-    ),
+    weights.version: weights for weights in (_FIRST, replace(_FIRST, version="2026-12-15.1", dense=0.25))
 }
 DEFAULT_VERSION = "2026-12-15.1"
 
