@@ -28,6 +28,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from evidence.models import EvidenceRevision
 from memory_core.embeddings import Vector, active_embedder, similarities
@@ -126,7 +127,7 @@ def rerank(
     votes = _votes([(m.id, m.revision) for m, _ in shown], tenant_id)
     lexical = _lexical(shown, query)
     dense, embedder = _dense([m for m, r in shown if r.mode == "raw"], query)
-    recency = _recency([m for m, _ in shown])
+    recency = _recency(shown)
     present = bool(PRESENT & set(_WORD.findall(query.lower())))
     recency_weight = weights.recency_present if present else weights.recency
     scored = []
@@ -275,12 +276,26 @@ def _absent(embedder: str, rule: ReadRule, query: str) -> str:
     return "no vector for this revision"
 
 
-def _time(memory: Memory) -> float:
-    """When the revision holds from: valid_from, else its creation (metadata every view shows)."""
-    return (memory.valid_from or memory.created_at).timestamp()
+def _time(memory: Memory, rule: ReadRule) -> float:
+    """When the revision holds from: valid_from, else, for an event the viewer may read, when it
+    happened, else its creation.
+
+    An event's ``occurred_at`` is when the fact was told, which the order of applying does not
+    keep (one batch applies a whole conversation at one instant); it is content, so it counts
+    only where the view is raw.
+    """
+    if memory.valid_from:
+        return memory.valid_from.timestamp()
+    readable = rule.mode == "raw" and isinstance(memory.content, dict)
+    occurred = memory.content.get("occurred_at") if readable else None
+    if isinstance(occurred, str):
+        parsed = parse_datetime(occurred)
+        if parsed is not None and parsed.tzinfo is not None:
+            return parsed.timestamp()
+    return memory.created_at.timestamp()
 
 
-def _recency(memories: list[Memory]) -> dict:
+def _recency(shown: list[tuple[Memory, ReadRule]]) -> dict:
     """Share of the window's other live memories about the same subject that are older, 0 to 1.
 
     Relative to its own subject, because "what is current" compares the facts
@@ -288,13 +303,15 @@ def _recency(memories: list[Memory]) -> dict:
     Only active, unfenced memories are compared against, so an expired or
     fenced one never moves another.
     """
+    times = {memory.id: _time(memory, rule) for memory, rule in shown}
     live: dict = {}
-    for memory in memories:
+    for memory, _ in shown:
         if memory.state == Memory.State.ACTIVE and not memory.is_fenced:
-            live.setdefault((memory.subject_kind, memory.subject_id), []).append((_time(memory), memory.id))
+            subject = (memory.subject_kind, memory.subject_id)
+            live.setdefault(subject, []).append((times[memory.id], memory.id))
     recency = {}
-    for memory in memories:
-        time = _time(memory)
+    for memory, _ in shown:
+        time = times[memory.id]
         others = [t for t, pk in live.get((memory.subject_kind, memory.subject_id), []) if pk != memory.id]
         recency[memory.id] = sum(1 for t in others if t < time) / len(others) if others else 1.0
     return recency

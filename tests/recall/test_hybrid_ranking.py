@@ -48,6 +48,19 @@ def test_the_newer_of_two_equally_matching_facts_comes_first(api, remember):
     assert order(search(api, "where does Maya live now")) == [str(new.id), str(old.id)]
 
 
+def test_events_are_ordered_by_when_they_happened_not_when_they_were_applied(api, remember):
+    """A conversation loaded out of order (or applied in one batch) still knows which turn is newer."""
+
+    def event(statement: str, occurred_at: str) -> dict:
+        return {"type": "episodic_event", "content": {"statement": statement, "occurred_at": occurred_at}}
+
+    new = remember("Maya lives in Oslo", **event("Maya lives in Oslo", "2024-03-01T10:00:00Z"))
+    old = remember("Maya lives in Lisbon", **event("Maya lives in Lisbon", "2023-01-01T10:00:00Z"))
+    body = search(api, "where does Maya live now")
+    assert order(body) == [str(new.id), str(old.id)]
+    assert body["results"][0]["explanation"]["recency"]["value"] == 1.0
+
+
 def test_a_fact_whose_validity_ended_ranks_below_the_valid_one_even_if_it_matches_better(api, remember):
     ended = (timezone.now() - timedelta(days=1)).isoformat()
     stale = remember(
