@@ -129,6 +129,37 @@ def approving_decisions(proposal: Proposal) -> list[ReviewDecision]:
     return distinct
 
 
+def needing(user, proposals: list[Proposal]) -> set[uuid.UUID]:
+    """Return the ids among ``proposals`` that still need ``user``, as the queue would list them.
+
+    Pending review, in a tenant the person may decide, not submitted through
+    their agent, not yet decided by them in its current version. At most three
+    queries, however many proposals.
+    """
+    pending = {p.pk: p for p in proposals if p.status == Proposal.Status.PENDING_REVIEW}
+    if not pending:
+        return set()
+    tenants = set(
+        decidable_tenants(user)
+        .filter(pk__in={p.tenant_id for p in pending.values()})
+        .values_list("pk", flat=True)
+    )
+    candidates = {pk for pk, p in pending.items() if p.tenant_id in tenants}
+    if not candidates:
+        return set()
+    own = set(
+        Proposal.objects.filter(pk__in=candidates, submitted_by__user=user).values_list("pk", flat=True)
+    )
+    decided = {
+        proposal_id
+        for proposal_id, digest in ReviewDecision.objects.filter(
+            proposal_id__in=candidates, actor=user
+        ).values_list("proposal_id", "action_digest")
+        if digest == pending[proposal_id].action_digest
+    }
+    return candidates - own - decided
+
+
 def has_veto(proposal: Proposal) -> bool:
     return ReviewDecision.objects.filter(
         proposal=proposal, action_digest=proposal.action_digest, decision=ReviewDecision.Decision.REJECT
