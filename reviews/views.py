@@ -24,6 +24,7 @@ from evidence.models import EvidenceRevision
 from memory_core.selectors import memory_at_revision, memory_history, memory_or_none
 from proposals.errors import ProposalNotFound
 from proposals.selectors import dedupe_conflicts
+from reviews.figures import cited_figures, evidence_rows, external_link, found_figures
 from reviews.forms import BulkApproveForm, DecideTogetherForm, DecisionForm, QueueFilterForm
 from reviews.models import ReviewDecision
 from reviews.presenters import (
@@ -91,9 +92,14 @@ def proposal_page(request, proposal_id):
         .select_related("source")
         .order_by("source_id", "revision")
     )
-    for revision in evidence:
+    figures = cited_figures(proposal.fields.get("content") or {})
+    found: set[str] = set()
+    for revision in evidence:  # attributes for the template only
         pretty = json.dumps(revision.content, indent=2, sort_keys=True, ensure_ascii=False)
-        revision.pretty_content = pretty  # type: ignore[attr-defined]  # for the template
+        revision.pretty_content = pretty  # type: ignore[attr-defined]
+        revision.rows = evidence_rows(revision.content, figures)  # type: ignore[attr-defined]
+        revision.link = external_link(revision.source.external_ref)  # type: ignore[attr-defined]
+        found |= found_figures(figures, revision.rows)  # type: ignore[attr-defined]
     conflicts = dedupe_conflicts(proposal)
     rows = conflict_rows(conflicts, decidable=needing(request.user, conflicts.proposals))
     panel = _panel_context(request, proposal)
@@ -103,6 +109,7 @@ def proposal_page(request, proposal_id):
         # Against the revision the proposal was made on: the change as it was decided, even once applied.
         "diff": diff_rows(proposal, memory_at_revision(memory=memory, revision=proposal.base_revision)),
         "evidence": evidence,
+        "figures": [(figure.text, figure.text in found) for figure in figures],
         "decisions": decision_history(proposal),
         "history": memory_history(memory=memory) if memory else [],
         "conflicts": rows,
