@@ -79,7 +79,7 @@ def outcome_bars(
     peak = max([day[name] for day in outcomes_by_day for name in series] + [1])
     bars, labels = [], []
     for index, day in enumerate(outcomes_by_day):
-        left = 20 + index * 95
+        left = 50 + index * 90
         labels.append((left, day["day"]))
         for offset, name in enumerate(series):
             bar_height = round(day[name] * height / peak)

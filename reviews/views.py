@@ -24,6 +24,7 @@ from evidence.models import EvidenceRevision
 from memory_core.selectors import memory_at_revision, memory_history, memory_or_none
 from proposals.errors import ProposalNotFound
 from proposals.selectors import dedupe_conflicts
+from reviews.charts import hbars, y_ticks
 from reviews.figures import cited_figures, evidence_rows, external_link, found_figures
 from reviews.forms import BulkApproveForm, DecideTogetherForm, DecisionForm, QueueFilterForm
 from reviews.models import ReviewDecision
@@ -202,7 +203,20 @@ def bulk_approve_view(request):
 def dashboard(request):
     stats = reviewer_dashboard(user=request.user)
     bars, labels = outcome_bars(stats.outcomes_by_day)
-    return render(request, "reviews/dashboard.html", {"stats": stats, "bars": bars, "labels": labels})
+    peak = max([bar.count for bar in bars] + [1])
+    age_bars, age_height = hbars([(label, [("waiting", n)]) for label, n in stats.waiting_by_age])
+    rule_bars, rule_height = hbars(
+        [(row["rule"], [("waiting", row["waiting"]), ("decided", row["decided"])]) for row in stats.by_rule]
+    )
+    context = {
+        "stats": stats,
+        "bars": bars,
+        "labels": labels,
+        "ticks": y_ticks(peak),
+        "age": {"bars": age_bars, "height": age_height},
+        "rules": {"bars": rule_bars, "height": rule_height},
+    }
+    return render(request, "reviews/dashboard.html", context)
 
 
 def _proposal_or_404(request, proposal_id):
