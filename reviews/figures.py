@@ -35,14 +35,14 @@ class EvidenceRow:
 
 def cited_figures(content: dict) -> list[Figure]:
     """Return the figures the proposal's content writes, in order, without repeats."""
-    figures: dict[str, Figure] = {}
+    texts: list[str] = []
     for value in content.values():
         if isinstance(value, str):
-            for match in NUMBER.finditer(value):
-                figures.setdefault(match.group(), _figure(match.group()))
+            texts += [match.group() for match in NUMBER.finditer(value)]
         elif isinstance(value, int | float) and not isinstance(value, bool):
-            figures.setdefault(str(value), _figure(str(value)))
-    return [figure for figure in figures.values() if figure is not None]
+            texts.append(str(value))
+    figures = [_figure(text) for text in dict.fromkeys(texts)]
+    return [figure for figure in figures if figure is not None]
 
 
 def evidence_rows(content: Any, figures: list[Figure]) -> list[EvidenceRow]:

@@ -87,7 +87,7 @@ class DecideTogetherForm(forms.Form):
         return _id_digest_pairs(self.cleaned_data["others"])
 
     def clean(self):
-        cleaned = super().clean()
+        cleaned = super().clean() or {}
         if not cleaned.get("decision") and not cleaned.get("others"):
             raise forms.ValidationError("Choose a decision for this proposal or tick a conflicting one.")
         return cleaned
