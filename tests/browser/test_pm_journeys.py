@@ -175,6 +175,9 @@ def test_keyboard_review_moves_opens_and_decides(live_server, watched_page, agen
     page.keyboard.press("Enter")
     expect(page.locator("#proposal-status")).to_have_text("Released")
     expect(page.locator("#decisions")).to_contain_text("rc: read the IC table")
+    page.keyboard.press("?")  # still listening after htmx swapped the panel in
+    expect(page.locator("#shortcut-help")).to_be_visible()
+    page.keyboard.press("Escape")
 
     decision = ReviewDecision.objects.get(proposal=facts[0])
     assert (decision.decision, decision.reason) == ("approve", "rc: read the IC table")
