@@ -247,6 +247,10 @@ class AsyncCustodian:
         """Vote ``useful`` or ``not_useful`` on an item your own recall served."""
         return cast(Feedback, await self._send(_core.feedback(recall_id, memory_id, revision, verdict)))
 
+    def proposals(self, *, max_pages: int = 100, **filters: str) -> AsyncIterator[Proposal]:
+        """The tenant's proposals, newest first, page after page (``status``, ``classification``)."""
+        return cast(AsyncIterator[Proposal], self._pages("/api/v1/proposals/", filters, max_pages))
+
     def audit_events(self, *, max_pages: int = 100, **filters: str) -> AsyncIterator[dict[str, Any]]:
         """Audited reads, newest first, page after page (``memory``, ``actor``, ``action``, ``since``…)."""
         return self._pages("/api/v1/audit/events/", filters, max_pages)

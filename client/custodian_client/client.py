@@ -232,6 +232,10 @@ class Custodian:
         """Vote ``useful`` or ``not_useful`` on an item your own recall served."""
         return cast(Feedback, self._send(_core.feedback(recall_id, memory_id, revision, verdict)))
 
+    def proposals(self, *, max_pages: int = 100, **filters: str) -> Iterator[Proposal]:
+        """The tenant's proposals, newest first, page after page (``status``, ``classification``)."""
+        return cast(Iterator[Proposal], self._pages("/api/v1/proposals/", filters, max_pages))
+
     def audit_events(self, *, max_pages: int = 100, **filters: str) -> Iterator[dict[str, Any]]:
         """Audited reads, newest first, page after page (``memory``, ``actor``, ``action``, ``since``…)."""
         return self._pages("/api/v1/audit/events/", filters, max_pages)

@@ -19,7 +19,7 @@ class Proposal(TypedDict, total=False):
     id: str
     version: int
     action: str
-    memory_id: str | None
+    memory_id: str
     base_revision: int | None
     status: str
     outcome: str
@@ -46,7 +46,7 @@ class Receipt(TypedDict, total=False):
     proposal_id: str
     outcome: str
     reason: str
-    memory_id: str | None
+    memory_id: str
     before_revision: int | None
     after_revision: int | None
     hash: str
