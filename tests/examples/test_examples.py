@@ -12,8 +12,6 @@ import pytest
 
 from tests.live import make_reviewer
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
-
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 EXAMPLES = BASE_DIR / "examples"
 
@@ -68,6 +66,8 @@ def test_every_example_is_covered():
     assert scripts == set(EXPECTED)
 
 
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("script", sorted(EXPECTED))
 def test_example_runs_and_says_what_it_should(script, live_server, agent, executor, tmp_path):
     agent.agent.can_invalidate_evidence = True  # the operator's permission example 04 needs

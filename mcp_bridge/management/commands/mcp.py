@@ -6,6 +6,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from mcp_bridge.server import BridgeSettings, build_server
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
 
 class Command(BaseCommand):
     help = (
@@ -21,6 +23,11 @@ class Command(BaseCommand):
             "--host", default="127.0.0.1", help="--http: address to bind (default: local only)"
         )
         parser.add_argument("--port", type=int, default=8765, help="--http: port (default 8765)")
+        parser.add_argument(
+            "--allow-remote",
+            action="store_true",
+            help="--http: allow a non-loopback --host (whoever reaches the port acts as the token's agent)",
+        )
 
     def handle(self, *args, **options):
         token = os.environ.get("CUSTODIAN_TOKEN", "")
@@ -32,6 +39,11 @@ class Command(BaseCommand):
             acting_for=os.environ.get("CUSTODIAN_ACTING_FOR", ""),
             wait_seconds=float(os.environ.get("CUSTODIAN_MCP_WAIT_SECONDS", "5")),
         )
+        if options["http"] and options["host"] not in LOOPBACK and not options["allow_remote"]:
+            raise CommandError(
+                "The MCP HTTP endpoint has no login of its own: whoever reaches it acts as CUSTODIAN_TOKEN's "
+                "agent. Bind it to 127.0.0.1, or pass --allow-remote behind your own authentication."
+            )
         server = build_server(settings)
         if options["http"]:
             server.run("streamable-http", host=options["host"], port=options["port"])
