@@ -9,6 +9,7 @@ enforces it): the process needs a token, never database rights.
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -101,7 +102,7 @@ def build_server(settings: BridgeSettings, custodian: AsyncCustodian | None = No
         evidence_kind: Literal[
             "conversation", "document", "tool_result", "backtest_run", "commit", "dataset"
         ] = ("conversation"),
-        evidence_ref: str = "mcp",
+        evidence_ref: str = "",
         memory_type: Literal[
             "preference", "semantic_fact", "episodic_event", "procedural_rule"
         ] = "preference",
@@ -113,7 +114,8 @@ def build_server(settings: BridgeSettings, custodian: AsyncCustodian | None = No
     ) -> dict[str, Any]:
         """Propose a memory resting on evidence (what was said or seen, verbatim).
 
-        ``about`` is the subject as kind:id (default: whom this server acts for). The policy decides:
+        ``about`` is the subject as kind:id (default: whom this server acts for); ``evidence_ref``
+        names the source (a chat or document id; default: a fresh one). The policy decides:
         the answer says 'stored' with a receipt, or 'pending review, proposal X' (nothing stored yet).
         """
         subject = _subject(about or settings.acting_for)
@@ -128,7 +130,8 @@ def build_server(settings: BridgeSettings, custodian: AsyncCustodian | None = No
         if dedupe_key:
             memory["dedupe_key"] = dedupe_key
         try:
-            evidence = await client.register_evidence(evidence_kind, evidence_ref, {"text": evidence_text})
+            reference = evidence_ref or f"mcp/{uuid.uuid4()}"
+            evidence = await client.register_evidence(evidence_kind, reference, {"text": evidence_text})
             proposal = await client.propose(
                 "create",
                 memory=memory,
@@ -184,11 +187,14 @@ def build_server(settings: BridgeSettings, custodian: AsyncCustodian | None = No
         risk_level: Literal["low", "medium", "high"] = "low",
     ) -> dict[str, Any]:
         """Propose to expire (stop using), revoke (it was wrong) or delete a memory; policy decides."""
+        acting_for = settings.acting_for or None
         try:
             proposal = await client.propose(
                 how,
                 memory_id=memory_id,
-                base_revision=int((await client.get_memory(memory_id))["memory"]["revision"]),
+                base_revision=int(
+                    (await client.get_memory(memory_id, acting_for=acting_for))["memory"]["revision"]
+                ),
                 reason=reason,
                 policy_context=context(None, consent_basis="explicit", risk_level=risk_level),
             )

@@ -254,8 +254,36 @@ class ContradictsActiveMemory(ProposalDenied):
     code = "contradicts_active_memory"
 
 
+class EvidenceExists(Conflict):
+    """Evidence with this kind and external_ref is registered already (add a revision instead)."""
+
+    code = "evidence_exists"
+
+
+class ReviewExpired(Conflict):
+    """The review window for this proposal has closed."""
+
+    code = "review_expired"
+
+
+class ReasonRequired(BadRequest):
+    """Every review decision needs a reason."""
+
+    code = "reason_required"
+
+
+class AmendmentChangesTarget(BadRequest):
+    """An amendment keeps the proposal's action and target memory."""
+
+    code = "amendment_changes_target"
+
+
 CODE_CLASSES: dict[str, type[CustodianError]] = {
     "validation_error": ValidationFailed,
+    "evidence_exists": EvidenceExists,
+    "review_expired": ReviewExpired,
+    "reason_required": ReasonRequired,
+    "amendment_changes_target": AmendmentChangesTarget,
     "not_authenticated": NotAuthenticated,
     "permission_denied": PermissionDenied,
     "not_found": NotFound,

@@ -113,6 +113,8 @@ def test_refusals_arrive_as_typed_errors(live_server, agent, other_agent):
             "create", memory=alice_preference("other"), evidence=[evidence], idempotency_key="k-1"
         )
     found = custodian.recall("anything")
+    with pytest.raises(e.EvidenceExists):
+        custodian.register_evidence("document", "doc-1", {"text": "again"})
     with pytest.raises(e.RecallNotFound):
         intruder.feedback(found["recall_id"], evidence["evidence_id"], 1, "useful")
     with pytest.raises(e.NotAuthenticated):
@@ -123,11 +125,11 @@ def test_refusals_arrive_as_typed_errors(live_server, agent, other_agent):
 
 @live
 def test_a_real_429_is_retried_after_the_retry_after_the_server_sent(live_server, agent, settings, caplog):
-    settings.CUSTODIAN_API_RATE = "2/s"
+    settings.CUSTODIAN_API_RATE = "1/s"
     retries: list[RetryEvent] = []
     custodian = _client(live_server, agent.token, on_retry=retries.append)
     with caplog.at_level(logging.INFO, logger="custodian_client"):
-        answers = [custodian.recall("throttle me") for _ in range(4)]
+        answers = [custodian.recall("throttle me") for _ in range(3)]
     assert all(answer["recall_id"] for answer in answers)
     assert retries, "the server never throttled"
     assert {(event.status, event.retry_after, event.delay) for event in retries} == {(429, 1.0, 1.0)}
