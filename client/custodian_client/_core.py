@@ -15,6 +15,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
+
 from custodian_client.errors import CustodianError, ServiceUnavailable, error_for
 
 logger = logging.getLogger("custodian_client")
@@ -184,6 +185,12 @@ def propose(
         body["evidence"] = [binding(item) for item in evidence]
     key = idempotency_key or f"cc-{uuid.uuid4()}"
     return Call("POST", "/api/v1/proposals/", body, headers={"Idempotency-Key": key}, repeatable=True)
+
+
+def amend(proposal_id: str, action: str, **fields: Any) -> Call:
+    """Describe an amendment: the whole new action of a proposal returned with request_changes."""
+    call = propose(action, **fields)
+    return Call("POST", f"/api/v1/proposals/{proposal_id}/amend/", call.json)
 
 
 def get_proposal(proposal_id: str) -> Call:

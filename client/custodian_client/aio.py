@@ -168,6 +168,38 @@ class AsyncCustodian:
         """Propose ``restore`` of an expired or revoked memory."""
         return await self._lifecycle("restore", memory_id, reason, base_revision, **kw)
 
+    async def amend(
+        self,
+        proposal_id: str,
+        action: str,
+        *,
+        memory: Mapping[str, Any] | None = None,
+        memory_id: str | None = None,
+        base_revision: int | None = None,
+        changes: Mapping[str, Any] | None = None,
+        evidence: Sequence[Mapping[str, Any]] = (),
+        policy_context: Mapping[str, Any] | None = None,
+        rationale: str | None = None,
+        reason: str | None = None,
+    ) -> Proposal:
+        """Replace the action of your proposal a reviewer returned with ``request_changes``.
+
+        It is classified again: it goes back to review, never around it.
+        """
+        call = _core.amend(
+            proposal_id,
+            action,
+            memory=memory,
+            memory_id=memory_id,
+            base_revision=base_revision,
+            changes=changes,
+            evidence=evidence,
+            policy_context=policy_context,
+            rationale=rationale,
+            reason=reason,
+        )
+        return cast(Proposal, await self._send(call))
+
     async def proposal(self, proposal_id: str) -> Proposal:
         """Return the proposal as it is now (status, classification, outcome)."""
         return cast(Proposal, await self._send(_core.get_proposal(proposal_id)))

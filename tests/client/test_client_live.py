@@ -7,6 +7,7 @@ import pytest
 from custodian_client import AsyncCustodian, Custodian, RetryEvent, RetryPolicy
 from custodian_client import errors as e
 
+from tests.factories import make_agent
 from tests.live import ALICE, OWNER_CONTEXT, alice_preference, make_reviewer, refusing_database
 
 live = pytest.mark.django_db(transaction=True)
@@ -151,3 +152,33 @@ def test_a_real_503_is_retried_after_the_retry_after_the_server_sent(live_server
     evidence = custodian.register_evidence("document", "doc-outage", {"text": "written after the outage"})
     assert evidence["revision"] == 1
     assert [(event.status, event.retry_after, event.delay) for event in retries] == [(503, 1.0, 1.0)]
+
+
+@live
+def test_a_reviewer_returns_a_proposal_and_only_its_submitter_may_amend_it(live_server, agent):
+    colleague = make_agent("quant-desk", "second-agent")  # same tenant, different agent
+    pm = _client(live_server, make_reviewer("pm-amend", agent.tenant).token)
+    custodian = _client(live_server, agent.token)
+    run = custodian.register_evidence("backtest_run", "bt/amend", {"ic_mean": 0.012})
+    fact = {
+        "subject": {"kind": "org", "id": "quant-desk"},
+        "scope": "org",
+        "type": "semantic_fact",
+        "content": {"statement": "momentum_12_1 IC is unstable"},
+    }
+    context = {"acting_for_subject": {"kind": "org", "id": "quant-desk"}, "risk_level": "medium"}
+    proposal = custodian.propose("create", memory=fact, evidence=[run], policy_context=context)
+    assert proposal["status"] == "pending_review"
+    with pytest.raises(e.PermissionDenied):  # people decide, agents do not
+        custodian.decide(proposal["id"], "approve", reason="me", action_digest=proposal["action_digest"])
+    pm.decide(
+        proposal["id"], "request_changes", reason="name the universe", action_digest=proposal["action_digest"]
+    )
+
+    better = {**fact, "content": {"statement": "momentum_12_1 IC is unstable on CSI800"}}
+    with pytest.raises(e.NotSubmitter):
+        _client(live_server, colleague.token).amend(
+            proposal["id"], "create", memory=better, evidence=[run], policy_context=context
+        )
+    amended = custodian.amend(proposal["id"], "create", memory=better, evidence=[run], policy_context=context)
+    assert amended["status"] == "pending_review" and amended["action_digest"] != proposal["action_digest"]

@@ -90,6 +90,7 @@ def test_example_runs_and_says_what_it_should(script, live_server, agent, execut
         timeout=300,
         cwd=tmp_path,
     )
+    print(run.stdout)  # shown with -s, and on failure
     assert run.returncode == 0, run.stdout + run.stderr
     lines = iter(run.stdout.splitlines())
     for expected in EXPECTED[script]:  # in this order
