@@ -20,8 +20,9 @@ with agent() as custodian, reviewer() as pm:
     custodian.invalidate_evidence(notes["evidence_id"], 1, "the notes were about another client")
     fenced = custodian.get_memory(memory_id)
     step("after invalidation", state=fenced["memory"]["state"], mode=fenced["return_mode"])
-    fence = custodian.receipts(memory=memory_id)[0]
-    step("fence receipt", outcome=fence["outcome"])
+    # In the same transaction Custodian proposed a system "fence" of the memory, for the record.
+    fence = next(p for p in custodian.proposals() if p["action"] == "fence" and p["memory_id"] == memory_id)
+    step("fence receipt", outcome=custodian.wait_for_receipt(fence["id"])["outcome"])
 
     corrected = custodian.add_evidence_revision(notes["evidence_id"], {"text": "Report in EUR (confirmed)."})
     step("corrected revision", revision=corrected["revision"])
