@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -21,8 +22,6 @@ from custodian_client.errors import CustodianError, ServiceUnavailable, error_fo
 logger = logging.getLogger("custodian_client")
 
 RETRY_STATUSES = frozenset({429, 503})
-LIFECYCLE_VERBS = ("expire", "revoke", "delete", "purge", "restore")
-OPEN_STATUSES = frozenset({"pending_review", "changes_requested", "released", "blocked_evidence"})
 CLOSED_WITHOUT_RECEIPT = frozenset({"denied", "rejected", "expired", "withdrawn"})
 
 
@@ -123,7 +122,7 @@ def result(response: httpx.Response) -> Any:
         body = response.json()
     except ValueError:
         body = {"detail": response.text[:500]}
-    raise error_for(response.status_code, body, response.headers.get("Retry-After"))
+    raise error_for(response.status_code, body, parse_retry_after(response.headers.get("Retry-After")))
 
 
 def connection_error(call: Call, exc: httpx.TransportError) -> CustodianError:
@@ -258,8 +257,22 @@ def feedback(recall_id: str, memory_id: str, revision: int, verdict: str) -> Cal
 
 
 def page(path: str, params: Mapping[str, str]) -> Call:
-    """One page of a cursor-paginated list (``path`` may be the full ``next`` link)."""
+    """The first page of a cursor-paginated list."""
     return Call("GET", path, params=dict(params), repeatable=True)
+
+
+def next_page(link: str, base_path: str) -> Call:
+    """The page a ``next`` link names, always on the client's own base URL.
+
+    Only the link's path and query are kept, so a link naming another host (a misconfigured
+    proxy, a spoofed Host header) can never receive the token.
+    """
+    parts = urlsplit(link)
+    path = parts.path
+    prefix = base_path.rstrip("/")
+    if prefix and path.startswith(prefix + "/"):
+        path = path[len(prefix) :]
+    return Call("GET", path + (f"?{parts.query}" if parts.query else ""), repeatable=True)
 
 
 def review_queue(**filters: str) -> Call:

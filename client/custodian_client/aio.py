@@ -301,7 +301,7 @@ class AsyncCustodian:
             body = await self._send(call)
             for item in body["results"]:
                 yield item
-            call = _core.page(body["next"], {}) if body.get("next") else None
+            call = _core.next_page(body["next"], self._http.base_url.path) if body.get("next") else None
 
     # --- reviewers (personal tokens) ----------------------------------------------------------
 

@@ -283,7 +283,7 @@ class Custodian:
                 return
             body = self._send(call)
             yield from body["results"]
-            call = _core.page(body["next"], {}) if body.get("next") else None
+            call = _core.next_page(body["next"], self._http.base_url.path) if body.get("next") else None
 
     # --- reviewers (personal tokens) ----------------------------------------------------------
 

@@ -14,18 +14,21 @@ class CustodianError(Exception):
 
     code = "error"
 
-    def __init__(self, status: int, code: str, detail: str, body: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        detail: str,
+        body: dict[str, Any] | None = None,
+        *,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(f"{status} {code}: {detail}" if status else f"{code}: {detail}")
         self.status = status
         self.code = code
         self.detail = detail
         self.body: dict[str, Any] = body or {}
-
-    @property
-    def retry_after(self) -> float | None:
-        """Seconds the server asked to wait (``Retry-After``), if it said."""
-        value = self.body.get("_retry_after")
-        return float(value) if value is not None else None
+        self.retry_after = retry_after  # seconds the server asked to wait (Retry-After), if it said
 
 
 class BadRequest(CustodianError):
@@ -329,20 +332,18 @@ _STATUS_CLASSES: dict[int, type[CustodianError]] = {
 }
 
 
-def error_for(status: int, body: Any, retry_after: str | None = None) -> CustodianError:
+def error_for(status: int, body: Any, retry_after: float | None = None) -> CustodianError:
     """Build the typed error for a problem+json (or any non-2xx) answer."""
     problem = body if isinstance(body, dict) else {}
     code = str(problem.get("code") or "error")
     detail = str(problem.get("detail") or problem.get("title") or f"HTTP {status}")
-    if retry_after is not None:
-        problem = {**problem, "_retry_after": retry_after}
     cls = CODE_CLASSES.get(code)
     if cls is None:
         if status == 422 and "proposal_id" in problem:
             cls = ProposalDenied
         else:
             cls = _STATUS_CLASSES.get(status, BadRequest if 400 <= status < 500 else CustodianError)
-    return cls(status, code, detail, problem)
+    return cls(status, code, detail, problem, retry_after=retry_after)
 
 
 class WaitTimeout(CustodianError, TimeoutError):

@@ -134,3 +134,20 @@ def test_the_async_client_retries_the_same_way():
 
     assert asyncio.run(run()) == "r1"
     assert sleeps == [2.0] and len(seen) == 2
+
+
+def test_a_next_link_naming_another_host_is_followed_on_the_clients_own_base_url():
+    first = httpx.Response(
+        200,
+        json={"next": "http://evil.example/custodian/api/v1/audit/events/?cursor=abc", "results": [{"n": 1}]},
+    )
+    last = httpx.Response(200, json={"next": None, "results": [{"n": 2}]})
+    seen, handle = _scripted(first, last)
+    custodian = Custodian(
+        "https://custodian.test/custodian", "cst_test", transport=httpx.MockTransport(handle), sleep=[].append
+    )
+    assert [event["n"] for event in custodian.audit_events()] == [1, 2]
+    assert [str(request.url) for request in seen] == [
+        "https://custodian.test/custodian/api/v1/audit/events/",
+        "https://custodian.test/custodian/api/v1/audit/events/?cursor=abc",
+    ]
