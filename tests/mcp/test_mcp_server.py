@@ -66,11 +66,26 @@ async def _session_flow(session: ClientSession, other_memory_id: str) -> dict:
     stored = _data(
         await session.call_tool(
             "remember",
-            {"statement": "Alice prefers weekly summaries", "evidence_text": "Weekly summaries, please."},
+            {
+                "statement": "Alice prefers weekly summaries",
+                "evidence_text": "Weekly summaries, please.",
+                "dedupe_key": "pref:summary_cadence",
+            },
         )
     )
     assert stored["status"] == "applied" and stored["message"].startswith("stored: memory ")
     memory_id = stored["memory_id"]
+
+    contradiction = await session.call_tool(
+        "remember",
+        {
+            "statement": "Alice prefers daily summaries",
+            "evidence_text": "Daily, actually.",
+            "dedupe_key": "pref:summary_cadence",
+        },
+    )
+    assert contradiction.is_error
+    assert "denied by policy (contradicts_active_memory); proposal" in _text(contradiction)
 
     pending = _data(
         await session.call_tool(
