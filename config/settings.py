@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "proposals",
     "reviews",
     "executor",
+    "mcp_bridge",
 ]
 
 MIDDLEWARE = [
