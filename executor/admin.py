@@ -4,16 +4,25 @@ import json
 import shlex
 
 from django.contrib import admin, messages
+from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.utils import unquote
 from django.contrib.admin.views.main import ChangeList
+from django.core.exceptions import PermissionDenied
 from django.db.models import OuterRef, Subquery
+from django.http import Http404, JsonResponse, StreamingHttpResponse
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
+from django.views.decorators.http import require_safe
 
 from core.admin import CappedCountPaginator
+from executor.export import csv_lines, jsonl_lines
 from executor.models import ChainVerification, Receipt, ReceiptChain
 from executor.presenters import attach_page
 from executor.services import request_chain_verification, requeue_dead_entry
 from executor.story import receipt_story
+from executor.timeline import memory_timeline
 from memory_core.labels import choice_label
 from proposals.models import OutboxEntry
 from tenancy.admin import OPERATE, VIEW, TenantReadOnlyAdmin
@@ -59,6 +68,57 @@ class ReceiptAdmin(TenantReadOnlyAdmin):
     def get_changelist(self, request, **kwargs):
         return ReceiptChangeList
 
+    def get_urls(self):
+        name = f"{self.opts.app_label}_{self.opts.model_name}"
+
+        def view(function):
+            return self.admin_site.admin_view(require_safe(function))
+
+        return [
+            path("memory/<uuid:memory_id>/", view(self.timeline_view), name=f"{name}_timeline"),
+            path("export.csv", view(self.export_view), {"fmt": "csv"}, name=f"{name}_export_csv"),
+            path("export.jsonl", view(self.export_view), {"fmt": "jsonl"}, name=f"{name}_export_jsonl"),
+            *super().get_urls(),
+        ]
+
+    def timeline_view(self, request, memory_id):
+        """Every revision of one memory with its receipt, decisions and evidence (read-only)."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        timeline = memory_timeline(self.get_queryset(request), memory_id)
+        if timeline is None:
+            raise Http404("No receipt of this memory in the tenants you may see")
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": f"Memory {memory_id}",
+            "timeline": timeline,
+        }
+        return TemplateResponse(request, "admin/executor/receipt/timeline.html", context)
+
+    def export_view(self, request, fmt):
+        """Stream the receipts the list shows (same filters, same tenant lines) as CSV or JSON Lines."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        try:
+            selected = self.get_changelist_instance(request).queryset
+        except IncorrectLookupParameters:
+            return JsonResponse(
+                {"code": "bad_filter", "title": "The export's filters are not valid", "status": 400},
+                status=400,
+                content_type="application/problem+json",
+            )
+        stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
+        if fmt == "csv":
+            response = StreamingHttpResponse(csv_lines(selected), content_type="text/csv; charset=utf-8")
+        else:
+            lines = jsonl_lines(
+                selected, exported_by=request.user.get_username(), filters=request.GET.urlencode()
+            )
+            response = StreamingHttpResponse(lines, content_type="application/jsonl; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="receipts-{stamp}.{fmt}"'
+        return response
+
     def change_view(self, request, object_id, form_url="", extra_context=None):
         """Tell the receipt's whole story on one page; a receipt the viewer cannot see answers as missing."""
         receipt = self.get_object(request, unquote(object_id))
@@ -87,7 +147,14 @@ class ReceiptAdmin(TenantReadOnlyAdmin):
             text = summary.text
         else:
             text = format_html("“{}”", summary.text) if summary.text else ""
-        return format_html("<strong>{} {}</strong><br>{}", proposal.get_action_display().lower(), kind, text)
+        timeline = reverse("admin:executor_receipt_timeline", args=[receipt.memory_id])
+        return format_html(
+            '<strong>{} {}</strong> <a class="timeline" href="{}">timeline</a><br>{}',
+            proposal.get_action_display().lower(),
+            kind,
+            timeline,
+            text,
+        )
 
     @admin.display(description="proposed by")
     def proposed_by(self, receipt):

@@ -69,7 +69,7 @@ def verify_chain_range(tenant_id: Any, first: int, last: int) -> tuple[int, Chai
             or ""  # a missing predecessor: no stored hash can match it
         )
     expected_seq, count = first, 0
-    for row in _receipt_rows(tenant_id, first, last):
+    for row in receipt_rows(tenant_id, first, last):
         problem = None
         if row["seq"] != expected_seq:
             problem = f"sequence gap: expected seq {expected_seq}"
@@ -100,7 +100,7 @@ def head_problem(tenant_id: Any) -> str | None:
     return None
 
 
-def _receipt_rows(tenant_id: Any, first: int, last: int) -> Iterator[dict]:
+def receipt_rows(tenant_id: Any, first: int, last: int) -> Iterator[dict]:
     """Stream receipts in chain order as dicts (no model instance per row).
 
     Ids come as text from the database: the hash covers their text anyway,
