@@ -2,6 +2,7 @@
 
 import json
 import shlex
+from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
@@ -13,8 +14,8 @@ from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpRespon
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
-from django.utils.html import format_html, format_html_join
 from django.utils.decorators import method_decorator
+from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_GET, require_POST, require_safe
 
 from core.admin import CappedCountPaginator
@@ -252,7 +253,7 @@ class ReceiptChainAdmin(TenantReadOnlyAdmin):
 
     @method_decorator(require_POST)
     def verify_view(self, request, tenant_id):
-        """Queue a verification (the Celery task runs it, never this request); answer with the polling cell."""
+        """Queue a verification (a Celery task runs it, never this request); answer with the polling cell."""
         chain = self._visible_chain(request, tenant_id)
         verification = request_chain_verification(
             tenant_id=chain.tenant_id, requested_by=request.user.get_username()
@@ -292,7 +293,7 @@ class ReceiptChainAdmin(TenantReadOnlyAdmin):
             self.message_user(request, f"{chain.tenant}: verification queued", messages.SUCCESS)
 
 
-def _latest_verification(chain: ReceiptChain) -> ChainVerification | None:
+def _latest_verification(chain: Any) -> ChainVerification | None:
     """The chain's latest verification, from the columns the panel's queryset annotates (no query)."""
     if chain.verification_status is None:
         return None

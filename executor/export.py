@@ -60,13 +60,12 @@ class Segment:
 
 def segments(selected: QuerySet[Receipt]) -> list[Segment]:
     """Plan one segment per tenant of the selected receipts (two queries)."""
-    spans = (
+    spans = list(
         selected.order_by()
         .values("tenant_id", "tenant__name")
         .annotate(first=Min("seq"), last=Max("seq"), count=Count("pk"))
         .order_by("tenant__name")
     )
-    spans = list(spans)
     heads = {
         str(chain.tenant_id): chain.checkpoint
         for chain in ReceiptChain.objects.filter(tenant_id__in=[span["tenant_id"] for span in spans])

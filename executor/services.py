@@ -214,18 +214,19 @@ def run_chain_verification(*, verification_id: Any) -> ChainVerification:
     "running" and its progress (``receipts`` of ``total``) must be visible while it works.
     A request already taken returns as it is.
     """
-    queued = ChainVerification.objects.filter(pk=verification_id, status=ChainVerification.Status.QUEUED)
-    tenant_id = queued.values_list("tenant_id", flat=True).first()
-    head = ReceiptChain.objects.filter(tenant_id=tenant_id).values_list("seq", flat=True).first() or 0
-    taken = queued.update(
-        status=ChainVerification.Status.RUNNING, started_at=timezone.now(), total=head, receipts=0
-    )
     verification = ChainVerification.objects.get(pk=verification_id)
+    head = (
+        ReceiptChain.objects.filter(tenant_id=verification.tenant_id).values_list("seq", flat=True).first()
+        or 0
+    )
+    taken = ChainVerification.objects.filter(
+        pk=verification_id, status=ChainVerification.Status.QUEUED
+    ).update(status=ChainVerification.Status.RUNNING, started_at=timezone.now(), total=head, receipts=0)
     if not taken:
         return verification
     result = verify_tenant(verification.tenant_id, verification_id=verification.pk)
     verification.status = ChainVerification.Status.OK if result.ok else ChainVerification.Status.BROKEN
-    verification.head_seq, verification.receipts = head, result.receipts
+    verification.head_seq, verification.total, verification.receipts = head, head, result.receipts
     verification.problems, verification.finished_at = result.problems, timezone.now()
     verification.save(update_fields=["status", "head_seq", "receipts", "problems", "finished_at"])
     return verification

@@ -93,9 +93,8 @@ def memory_timeline(receipts: QuerySet[Receipt], memory_id: Any) -> Timeline | N
                 for item in cited
             ),
         )
-        revision = (
-            revisions.get(receipt.after_revision) if receipt.outcome == Receipt.Outcome.APPLIED else None
-        )
+        written = receipt.after_revision if receipt.outcome == Receipt.Outcome.APPLIED else None
+        revision = revisions.get(written) if written else None
         if revision is not None:
             revision.fenced = now.is_fenced if now is not None else False
             rule = person_rule(revision, now)

@@ -13,9 +13,8 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any
-
 from functools import partial
+from typing import Any
 
 from django.db import connection, connections
 from django.db.models import F
