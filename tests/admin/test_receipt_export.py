@@ -246,3 +246,33 @@ def test_the_verifier_imports_nothing_of_django():
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, env={}, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_exports_read_in_batches_keep_every_receipt_of_every_tenant(
+    admin_client, agent, other_agent, applied_memory_factory, signing_key, monkeypatch
+):
+    for handle in (agent, other_agent, agent, other_agent, agent):
+        applied_memory_factory(handle)
+    monkeypatch.setattr("executor.export.BATCH", 2)  # several keyset batches per tenant
+    proof = verify_export(_download(admin_client).splitlines(), public_key=_key_text(signing_key))
+    assert sorted((t.tenant, t.receipts) for t in proof.tenants) == [("other-desk", 2), ("quant-desk", 3)]
+    rows = list(csv.DictReader(io.StringIO(_download(admin_client, CSV))))
+    assert sorted((row["tenant"], row["seq"]) for row in rows) == [
+        ("other-desk", "1"),
+        ("other-desk", "2"),
+        ("quant-desk", "1"),
+        ("quant-desk", "2"),
+        ("quant-desk", "3"),
+    ]
+
+
+def test_a_selection_after_the_last_checkpoint_says_it_is_not_signed(
+    auditor_client, chain, applied_memory_factory, agent, signing_key
+):
+    later = applied_memory_factory(agent)  # seq 6, after the checkpoint at 4
+    proof = verify_export(
+        _download(auditor_client, query=f"?q={later.pk}").splitlines(), public_key=_key_text(signing_key)
+    )
+    [tenant] = proof.tenants
+    assert (tenant.first_seq, tenant.last_seq, tenant.selected) == (6, 6, 1)
+    assert "precedes the segment: nothing here is covered by a signature" in str(tenant)
