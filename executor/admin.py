@@ -64,6 +64,9 @@ class ReceiptAdmin(TenantReadOnlyAdmin):
     # receipts; the created_at filter above needs no query.
     show_full_result_count = False
     paginator = CappedCountPaginator
+    # Newest first, as audit consoles list events, along receipt_recent_idx (one tenant) or
+    # receipt_global_recent_idx (all of a superuser's): never a sort of the whole table.
+    ordering = ["-created_at", "-id"]
     # The change page tells the story (templates/admin/executor/receipt/change_form.html, from
     # executor.story); the form behind it needs no columns.
     fields = ["seq"]

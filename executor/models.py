@@ -87,6 +87,8 @@ class Receipt(AppendOnlyModel):
             ),
             models.Index(fields=["tenant", "proposal", "seq"], name="receipt_proposal_idx"),
             models.Index(fields=["tenant", "-created_at", "-id"], name="receipt_recent_idx"),
+            # The admin's receipt list across the tenants a viewer sees, newest first.
+            models.Index(fields=["-created_at", "-id"], name="receipt_global_recent_idx"),
         ]
 
     def __str__(self) -> str:
