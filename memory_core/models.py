@@ -373,10 +373,10 @@ class MemoryReads(models.Model):
     @classmethod
     def count(cls, tenant_id, memory_id) -> None:
         """Add one read today, in one statement (an upsert: concurrent reads never lose a count)."""
-        memory = cls._meta.get_field("memory_id")
+        uuid_field: models.UUIDField = models.UUIDField()  # how this database spells a UUID parameter
         values = [
-            cls._meta.get_field("tenant").get_db_prep_value(tenant_id, connection),
-            memory.get_db_prep_value(memory_id, connection),
+            uuid_field.get_db_prep_value(tenant_id, connection),
+            uuid_field.get_db_prep_value(memory_id, connection),
             timezone.now().date(),
         ]
         with connection.cursor() as cursor:
