@@ -30,5 +30,6 @@ def activate(*, candidate: Registration, version: int, receipt_id: Any) -> Regis
     candidate.receipt_id = receipt_id
     candidate.save(update_fields=["status", "version", "published_at", "receipt_id", "updated_at"])
     tenant_id = candidate.tenant_id
-    transaction.on_commit(lambda: forget_active(tenant_id))
+    forget_active(tenant_id)  # this transaction reads the new version from here on
+    transaction.on_commit(lambda: forget_active(tenant_id))  # others, once it is committed
     return previous

@@ -44,6 +44,7 @@ def validate_candidate(*, candidate: Registration) -> dict:
     content only), counting every one and keeping the first failures, so it
     runs in constant memory at any size.
     """
+    candidate = Registration.objects.get(pk=candidate.pk)  # the document as stored now
     document = candidate.document
     report: dict[str, Any] = {
         "fingerprint": fingerprint(document),
