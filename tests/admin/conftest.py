@@ -9,9 +9,9 @@ from django.contrib.auth.models import Group, Permission
 from rest_framework.test import APIClient
 
 from proposals.models import OutboxEntry
-from reviews.selectors import AUDIT, DECIDE
 from registrations.document import DEFAULT_DOCUMENT
 from registrations.services import draft_registration
+from reviews.selectors import AUDIT, DECIDE
 from tenancy.models import Tenant
 from tenancy.services import issue_user_token
 from tests.factories import (
