@@ -8,6 +8,7 @@ back to their words ("object_entity" → "Object entity").
 
 from memory_core.models import Memory
 from registrations.compiled import DEFAULT, ActiveRegistration
+from registrations.selectors import active_registration
 
 FIELD_LABELS = {
     "subject": "About",
@@ -48,6 +49,11 @@ def field_label(
         labels = CONTENT_LABELS if registration is None else content_labels(registration, memory_type)
         return labels.get(key) or _words(key)
     return FIELD_LABELS.get(name) or _words(name)
+
+
+def tenant_field_label(name: str, *, tenant_id, memory_type: str | None = None) -> str:
+    """Label a field as the tenant's active registration words it (one cache read when warm)."""
+    return field_label(name, active_registration(tenant_id=tenant_id), memory_type)
 
 
 def choice_label(field: str, value: str) -> str:

@@ -265,3 +265,16 @@ def test_another_tenant_keeps_its_own_registration(agent, other_agent, operator,
     outsider = make_agent("third-desk", "third-agent")
     response = _fact_with_sector(outsider, "other")
     assert (response.status_code, response.json()["code"]) == (422, "content_invalid")
+
+
+def test_labels_come_from_the_active_registration(agent, operator, publisher):
+    from memory_core.labels import tenant_field_label
+
+    assert tenant_field_label("content.sector", tenant_id=agent.tenant.pk) == "Sector"  # words, unregistered
+    document = with_sector()
+    document["types"]["semantic_fact"]["labels"]["sector"] = "GICS sector"
+    _, proposal = _requested(agent, operator, document)
+    approve(publisher, proposal)
+    apply_released(proposal)
+    label = tenant_field_label("content.sector", tenant_id=agent.tenant.pk, memory_type="semantic_fact")
+    assert label == "GICS sector"
