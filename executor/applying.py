@@ -42,6 +42,7 @@ from registrations.document import fingerprint
 from registrations.evolution import breaking_changes
 from registrations.models import Registration
 from registrations.selectors import active_registration
+from registrations.services import return_to_draft
 
 Outcome = Receipt.Outcome
 
@@ -202,6 +203,9 @@ def _apply_one(
             writes.revised.append(memory)
     elif check.outcome == Outcome.GATE_FAILED:
         escalate_to_review(proposal, failed_gates=check.reason.split(","))
+    elif proposal.action == Proposal.Action.REGISTER and proposal.status == Proposal.Status.RELEASED:
+        return_to_draft(candidate_id=proposal.target_memory_id)  # not published: the operator may retry
+        writes.executed.append((proposal, check.outcome, False))
     elif proposal.status == Proposal.Status.RELEASED:
         writes.executed.append((proposal, check.outcome, False))
     after = (memory.revision, memory.content_hash) if memory else (None, "")

@@ -42,3 +42,13 @@ def edit_draft(*, candidate: Registration, document: dict) -> Registration:
     candidate.status = Registration.Status.DRAFT
     candidate.save(update_fields=["document", "fingerprint", "status", "updated_at"])
     return candidate
+
+
+def return_to_draft(*, candidate_id: Any) -> None:
+    """Give a requested candidate back to its operator (its publish was refused); caller's transaction.
+
+    Its validation no longer counts, so asking again means validating again.
+    """
+    Registration.objects.filter(pk=candidate_id, status=Registration.Status.REQUESTED).update(
+        status=Registration.Status.DRAFT, validation={}
+    )

@@ -231,6 +231,8 @@ def test_a_candidate_on_an_outdated_version_is_stale(agent, operator, publisher)
     assert apply_released(first).outcome == Receipt.Outcome.APPLIED
     stale = apply_released(second)
     assert (stale.outcome, stale.reason) == (Receipt.Outcome.STALE, "candidate extends v1, active is v2")
+    second_candidate.refresh_from_db()
+    assert second_candidate.status == Registration.Status.DRAFT  # its operator may redraft it on v2
 
 
 def test_content_that_no_longer_validates_at_execution_is_refused_with_a_receipt(agent, publisher):
@@ -278,3 +280,15 @@ def test_labels_come_from_the_active_registration(agent, operator, publisher):
     apply_released(proposal)
     label = tenant_field_label("content.sector", tenant_id=agent.tenant.pk, memory_type="semantic_fact")
     assert label == "GICS sector"
+
+
+def test_a_rejected_publish_gives_the_candidate_back_as_a_draft(agent, operator, publisher):
+    candidate, proposal = _requested(agent, operator)
+    response = _decide(person_client(publisher), proposal, decision="reject")
+    assert response.status_code == 201
+    candidate.refresh_from_db()
+    assert (candidate.status, candidate.validation) == (Registration.Status.DRAFT, {})
+    edit_draft(candidate=candidate, document=with_sector())  # editable again; must validate again
+    with pytest.raises(Exception) as refusal:
+        request_publication(tenant=agent.tenant, candidate_id=candidate.pk, requested_by=operator, reason="")
+    assert refusal.value.code == "registration_not_validated"
