@@ -19,6 +19,7 @@ def activate(*, candidate: Registration, version: int, receipt_id: Any) -> Regis
     previous = (
         Registration.objects.select_for_update()
         .filter(tenant_id=candidate.tenant_id, status=Registration.Status.ACTIVE)
+        .order_by("pk")  # no join: FOR UPDATE would lock the tenant row too
         .first()
     )
     if previous is not None:

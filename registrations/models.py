@@ -44,7 +44,7 @@ class Registration(models.Model):
     receipt_id = models.UUIDField(null=True, blank=True, help_text="The receipt that published it")
 
     class Meta:
-        ordering = ["tenant", "-created_at"]
+        ordering = ["tenant_id", "-created_at"]
         constraints = [
             models.UniqueConstraint(
                 fields=["tenant", "version"], condition=Q(version__isnull=False), name="registration_version"

@@ -47,8 +47,8 @@ def edit_draft(*, candidate: Registration, document: dict) -> Registration:
 def return_to_draft(*, candidate_id: Any) -> None:
     """Give a requested candidate back to its operator (its publish was refused); caller's transaction.
 
-    Its validation no longer counts, so asking again means validating again.
+    Only a validated candidate may be asked for, so asking again means validating again.
     """
     Registration.objects.filter(pk=candidate_id, status=Registration.Status.REQUESTED).update(
-        status=Registration.Status.DRAFT, validation={}
+        status=Registration.Status.DRAFT
     )

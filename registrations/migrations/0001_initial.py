@@ -32,7 +32,7 @@ class Migration(migrations.Migration):
                 ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='tenancy.tenant')),
             ],
             options={
-                'ordering': ['tenant', '-created_at'],
+                'ordering': ['tenant_id', '-created_at'],
                 'constraints': [models.UniqueConstraint(condition=models.Q(('version__isnull', False)), fields=('tenant', 'version'), name='registration_version'), models.UniqueConstraint(condition=models.Q(('status', 'active')), fields=('tenant',), name='registration_one_active')],
             },
         ),

@@ -49,3 +49,26 @@ def test_the_web_role_cannot_make_a_candidate_active(published, agent):
         web.execute(f"UPDATE registrations_registration SET status = 'active' WHERE id = '{draft.pk}'")
     with connect_as("custodian_web") as web, pytest.raises(REFUSED):
         web.execute(f"UPDATE registrations_registration SET version = 3 WHERE id = '{draft.pk}'")
+
+
+def test_the_web_and_executor_roles_draft_request_decide_and_publish_on_their_grants(
+    agent, operator, publisher
+):
+    from proposals.models import Proposal
+    from tests.executor.test_roles_run_the_app import _drain, connected_as
+    from tests.reviews.test_review_api import _decide, person_client
+
+    call_command("setup_db_roles", verbosity=0)
+    reviewer = person_client(publisher)
+    with connected_as("custodian_web"):
+        candidate = draft_registration(tenant_id=agent.tenant.pk, document=with_sector(), created_by="op")
+        validate_candidate(candidate=candidate)
+        proposal = request_publication(
+            tenant=agent.tenant, candidate_id=candidate.pk, requested_by=operator, reason=""
+        )
+        assert _decide(reviewer, proposal).status_code == 201
+    with connected_as("custodian_executor"):
+        assert _drain() == 1
+    candidate.refresh_from_db()
+    assert (candidate.status, candidate.version) == ("active", 2)
+    assert Proposal.objects.get(pk=proposal.pk).status == Proposal.Status.APPLIED

@@ -287,7 +287,7 @@ def test_a_rejected_publish_gives_the_candidate_back_as_a_draft(agent, operator,
     response = _decide(person_client(publisher), proposal, decision="reject")
     assert response.status_code == 201
     candidate.refresh_from_db()
-    assert (candidate.status, candidate.validation) == (Registration.Status.DRAFT, {})
+    assert candidate.status == Registration.Status.DRAFT
     edit_draft(candidate=candidate, document=with_sector())  # editable again; must validate again
     with pytest.raises(Exception) as refusal:
         request_publication(tenant=agent.tenant, candidate_id=candidate.pk, requested_by=operator, reason="")
