@@ -64,3 +64,23 @@ def test_a_publish_proposal_renders_in_the_review_queue_and_page(agent, operator
     client.force_login(publisher)
     assert client.get("/review/").status_code == 200
     assert client.get(f"/review/proposals/{proposal.pk}/").status_code == 200
+
+
+def test_a_publish_receipt_reads_in_the_auditors_receipt_pages(agent, operator, publisher):
+    from django.contrib.auth.models import User
+
+    from tests.factories import apply_released, approve
+
+    candidate = draft_registration(tenant_id=agent.tenant.pk, document=with_sector(), created_by="op")
+    validate_candidate(candidate=candidate)
+    proposal = request_publication(
+        tenant=agent.tenant, candidate_id=candidate.pk, requested_by=operator, reason=""
+    )
+    approve(publisher, proposal)
+    receipt = apply_released(proposal)
+    client = Client()
+    client.force_login(User.objects.create_superuser("root", password="pw"))
+    assert client.get("/admin/executor/receipt/").status_code == 200
+    assert client.get(f"/admin/executor/receipt/{receipt.pk}/change/").status_code == 200
+    assert client.get(f"/admin/proposals/proposal/{proposal.pk}/change/").status_code == 200
+    assert client.get(f"/admin/registrations/registration/{candidate.pk}/change/").status_code == 200
