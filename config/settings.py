@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "proposals",
     "reviews",
     "executor",
+    "mcp_bridge",
 ]
 
 MIDDLEWARE = [
