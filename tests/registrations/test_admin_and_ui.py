@@ -84,3 +84,23 @@ def test_a_publish_receipt_reads_in_the_auditors_receipt_pages(agent, operator, 
     assert client.get(f"/admin/executor/receipt/{receipt.pk}/change/").status_code == 200
     assert client.get(f"/admin/proposals/proposal/{proposal.pk}/change/").status_code == 200
     assert client.get(f"/admin/registrations/registration/{candidate.pk}/change/").status_code == 200
+
+
+def test_the_review_page_labels_content_as_the_tenants_registration_words_it(agent, operator, publisher):
+    from tests.factories import apply_released, approve, create_payload, factor_fact, make_evidence, submit
+
+    document = with_sector()
+    document["types"]["semantic_fact"]["labels"]["sector"] = "GICS sector"
+    candidate = draft_registration(tenant_id=agent.tenant.pk, document=document, created_by="op")
+    validate_candidate(candidate=candidate)
+    publish = request_publication(
+        tenant=agent.tenant, candidate_id=candidate.pk, requested_by=operator, reason=""
+    )
+    approve(publisher, publish)
+    apply_released(publish)
+    fact = factor_fact(content={**factor_fact()["content"], "sector": "banks"})
+    proposal = submit(agent.agent, create_payload(fact, [make_evidence(agent.agent)]))
+    client = Client()
+    client.force_login(publisher)
+    page = client.get(f"/review/proposals/{proposal.pk}/").content.decode()
+    assert 'title="content.sector">GICS sector<' in page
