@@ -135,7 +135,9 @@ def request_publication(
     if candidate.base_version != active_registration(tenant_id=tenant.pk).version:
         raise CandidateNotValidated("the active version changed since this candidate was drafted")
     agent = system_agent(tenant_id=tenant.pk)
-    key = f"register:{candidate.pk}:{candidate.fingerprint}"
+    # The candidate's status (validated → requested) is what stops a second request; a request
+    # after a refusal is a new proposal, so each one gets its own key.
+    key = f"register:{candidate.pk}:{uuid.uuid4()}"
     payload: Any = {
         "action": Proposal.Action.REGISTER,
         "registration_id": candidate.pk,

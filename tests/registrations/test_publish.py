@@ -292,3 +292,8 @@ def test_a_rejected_publish_gives_the_candidate_back_as_a_draft(agent, operator,
     with pytest.raises(Exception) as refusal:
         request_publication(tenant=agent.tenant, candidate_id=candidate.pk, requested_by=operator, reason="")
     assert refusal.value.code == "registration_not_validated"
+    validate_candidate(candidate=candidate)
+    again = request_publication(
+        tenant=agent.tenant, candidate_id=candidate.pk, requested_by=operator, reason=""
+    )
+    assert again.pk != proposal.pk and again.status == Proposal.Status.PENDING_REVIEW
