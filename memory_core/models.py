@@ -313,6 +313,9 @@ class AccessEvent(AppendOnlyModel):
     policy_fingerprint = models.CharField(max_length=64)
     # The version of ``memory_core.ranking.WEIGHTS`` a search ranked with (empty for gets).
     ranking_version = models.CharField(max_length=32, blank=True, default="")
+    registration_version = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The tenant's registration version the read ran under"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = AccessEventQuerySet.as_manager()  # type: ignore[misc]  # append-only, plus blank_queries()

@@ -60,6 +60,9 @@ WEB_WRITES = {
     "memory_core_memoryreads": "INSERT, UPDATE (reads)",  # a get counts one read (ranking's activation)
     "memory_core_recallfeedback": "INSERT",  # an agent's vote on a recalled item (append-only)
     "executor_chainverification": "INSERT",  # an auditor's "verify now"; the executor records the result
+    # Operators draft, edit and validate candidates and ask to publish them; only the executor
+    # makes one active (version, published_at and receipt_id are the executor's columns).
+    "registrations_registration": "INSERT, UPDATE (document, fingerprint, status, validation, updated_at)",
 }
 EXECUTOR_WRITES = {
     "proposals_outboxentry": "INSERT, UPDATE",  # INSERT: proposals it makes itself may release at once
@@ -78,6 +81,7 @@ EXECUTOR_WRITES = {
     "proposals_historicalproposal": "INSERT, UPDATE",
     "proposals_proposalevidence": "INSERT",
     "tenancy_agent": "INSERT",  # a tenant's system agent, on its first retention sweep
+    "registrations_registration": "UPDATE (status, version, published_at, receipt_id, updated_at)",  # publish
 }
 READ_ONLY = {"auth_permission", "django_content_type", "django_migrations"}  # written by migrate only
 GRANTS = {WEB: WEB_WRITES, EXECUTOR: EXECUTOR_WRITES}
