@@ -43,6 +43,8 @@ from memory_core.models import (
 from memory_core.read_policy import ReadPolicy, ReadRule
 from memory_core.return_modes import visible_text
 from memory_core.search import query_groups, visible_match
+from registrations.compiled import ActiveRegistration
+from registrations.selectors import active_registration
 
 WINDOW = 100
 DENSE_POOL = 1000  # lexical candidates the dense first stage reorders (a multiple of WINDOW)
@@ -130,13 +132,14 @@ def rerank(
     present = bool(PRESENT & set(_WORD.findall(query.lower())))
     recency_weight = weights.recency_present if present else weights.recency
     now, levels = timezone.now(), {}  # activation is about use up to now, whatever ``at`` asks
+    registration = active_registration(tenant_id=tenant_id)
     scored = []
     for memory, rule in zip(window, rules, strict=True):
         if rule.mode == "deny":
             scored.append(Scored(memory, rule, 0.0, {}))
             continue
         up, down = votes.get((memory.id, memory.revision), (0, 0))
-        levels[memory.id] = activation.base_level(uses.get(memory.id, ()), at=now)
+        levels[memory.id] = _level(registration, memory, uses.get(memory.id, ()), now)
         signals = {
             "lexical": (lexical.get(memory.id, 0.0), weights.lexical),
             "recency": (recency.get(memory.id, 0.0), recency_weight),
@@ -324,6 +327,17 @@ def _validity(memory: Memory, at: datetime) -> float:
     if memory.valid_from and memory.valid_from > at:
         return 0.0
     return 1.0
+
+
+def _level(registration: ActiveRegistration, memory: Memory, uses, now: datetime) -> float:
+    """Base-level activation with the decay and importance the tenant registered for the type.
+
+    Importance is a constant added to ``B`` (ACT-R's base-level offset), so it
+    lifts a used memory and never makes an unused one look used.
+    """
+    parameters = registration.entry(memory.type)["activation"]
+    level = activation.base_level(uses, at=now, decay=parameters["decay"])
+    return level + parameters["importance"] if level != -math.inf else level
 
 
 def _uses(ids: Iterable, tenant_id) -> dict:
