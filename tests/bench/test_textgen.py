@@ -5,6 +5,7 @@ import pytest
 from bench.textgen import KINDS, TextGenerator
 from proposals.models import Proposal
 from proposals.services.freezing import _prepare_create
+from registrations.compiled import DEFAULT
 
 
 def test_same_seed_and_index_give_the_same_memory():
@@ -18,7 +19,7 @@ def test_fields_are_what_freezing_stores_for_the_payload(kind):
     for i in range(40):
         payload = text.memory_payload(i, kind=kind)
         proposal = Proposal()
-        _prepare_create(proposal, payload)  # also validates content and retention
+        _prepare_create(proposal, payload, DEFAULT)  # also validates content and retention
         assert proposal.fields == text.memory_fields(i, kind=kind)
 
 
