@@ -29,6 +29,20 @@ class _Common(serializers.Serializer):
     keywords = serializers.ListField(
         child=serializers.CharField(max_length=100), required=False, max_length=50
     )
+    # MGP content is open; fields a client's schema has and this type does not declare travel
+    # here, flat (strings, numbers, booleans, null), so they are kept, hashed and reviewed with
+    # the rest. Policy reads no content field, so this opens no lighter path.
+    attributes = serializers.DictField(required=False)
+
+    def validate_attributes(self, value):
+        if len(value) > 50:
+            raise serializers.ValidationError("At most 50 attributes.")
+        for key, item in value.items():
+            if len(key) > 200 or not (item is None or isinstance(item, str | int | float | bool)):
+                raise serializers.ValidationError(f"{key!r}: attributes are flat (string, number, boolean)")
+            if isinstance(item, str) and len(item) > 4000:
+                raise serializers.ValidationError(f"{key!r}: at most 4000 characters")
+        return value
 
     def validate_keywords(self, value):
         if len(set(value)) != len(value):
