@@ -44,7 +44,9 @@ def _offset(token: str | None) -> int:
     if not token:
         return 0
     if not token.isdigit() or len(token) > 9:
-        raise MgpError("MGP_INVALID_OBJECT", "pagination_token is not one this server issued", field="pagination_token")
+        raise MgpError(
+            "MGP_INVALID_OBJECT", "pagination_token is not one this server issued", field="pagination_token"
+        )
     return int(token)
 
 
@@ -97,11 +99,14 @@ def search(agent: Agent, context: dict, payload: dict) -> dict[str, Any]:
         if mode == "raw":
             statement = memory["content"].get("statement", "").lower()
             matched = sorted(word for word in words if word in statement)
-            explanation = ", ".join(
-                f"{name} {value.get('contribution', 0):.3f}"
-                for name, value in (item.explanation.get("signals") or {}).items()
-                if isinstance(value, dict)
-            ) or f"Lexical match, score {item.score:.3f}."
+            explanation = (
+                ", ".join(
+                    f"{name} {value.get('contribution', 0):.3f}"
+                    for name, value in (item.explanation.get("signals") or {}).items()
+                    if isinstance(value, dict)
+                )
+                or f"Lexical match, score {item.score:.3f}."
+            )
         else:
             matched = []
             explanation = f"Result {mode.replace('_', ' ')} due to policy."
@@ -131,15 +136,21 @@ def _all_terms(agent: Agent, result, text: str):
     ids = [item.memory["memory_id"] for item in result.items]
     stored = {
         str(pk): json.dumps(shapes.from_content(content), ensure_ascii=False).lower()
-        for pk, content in Memory.objects.filter(tenant_id=agent.tenant_id, pk__in=ids).values_list("pk", "content")
+        for pk, content in Memory.objects.filter(tenant_id=agent.tenant_id, pk__in=ids).values_list(
+            "pk", "content"
+        )
     }
-    items = [item for item in result.items if all(t in stored.get(item.memory["memory_id"], "") for t in terms)]
+    items = [
+        item for item in result.items if all(t in stored.get(item.memory["memory_id"], "") for t in terms)
+    ]
     return dataclasses.replace(result, items=items)
 
 
 def export(agent: Agent, context: dict, payload: dict, *, sync: bool = False) -> dict[str, Any]:
     """The tenant's memories, oldest first, each in the view the read policy allows (denied: left out)."""
-    offset = _offset(payload.get("cursor") if sync and payload.get("cursor") else payload.get("pagination_token"))
+    offset = _offset(
+        payload.get("cursor") if sync and payload.get("cursor") else payload.get("pagination_token")
+    )
     limit = min(int(payload.get("limit") or 50), 500)
     rows = Memory.objects.with_fence().filter(tenant_id=agent.tenant_id)
     if not payload.get("include_inactive"):
@@ -190,7 +201,9 @@ def audit(agent: Agent, payload: dict) -> dict[str, Any]:
         proposals = proposals.filter(Q(idempotency_key=key) | Q(idempotency_key__startswith=f"{key}:"))
         reads = reads.filter(policy_context__mgp_request_id=payload["request_id"])
     if payload.get("target_memory_id"):
-        record = MgpRecord.objects.filter(tenant_id=agent.tenant_id, external_id=payload["target_memory_id"]).first()
+        record = MgpRecord.objects.filter(
+            tenant_id=agent.tenant_id, external_id=payload["target_memory_id"]
+        ).first()
         target = record.memory_id if record else _uuid_or_none(payload["target_memory_id"])
         proposals = proposals.filter(target_memory_id=target)
         reads = reads.filter(target_memory_id=target)
@@ -275,7 +288,7 @@ def _read_event(access: AccessEvent, records: dict) -> dict[str, Any]:
     context = _context(access.policy_context, actor)
     search = access.action == AccessEvent.Action.SEARCH
     ok = access.outcome == AccessEvent.Outcome.OK
-    event = {
+    event: dict[str, Any] = {
         "event_id": f"access:{access.id}",
         "timestamp": access.created_at.isoformat(),
         "request_id": (access.policy_context or {}).get("mgp_request_id") or str(access.id),

@@ -6,10 +6,11 @@ auto-applied proposal is waited for (``CUSTODIAN_MGP_WAIT_SECONDS``) and
 answered synchronously; one that needs people becomes an MGP task.
 """
 
+import contextlib
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -25,6 +26,7 @@ from mgp import shapes
 from mgp.models import MgpRecord, MgpTask
 from mgp.validation import MgpError, validate
 from proposals.models import Proposal
+from proposals.payloads import ProposalPayload
 from proposals.selectors import proposal_by_idempotency_key
 from proposals.services import submit_proposal, withdraw_proposal
 from tenancy.models import Agent
@@ -105,10 +107,14 @@ def _register_source(agent: Agent, source: dict, external_id: str, request_id: s
 
 def _submit(agent: Agent, key: str, payload: dict, request_hash: str) -> Proposal:
     context = payload.get("policy_context") or {}
-    payload = {**payload, "policy_context": {k: v for k, v in context.items() if k != "mgp_request_id"}}
+    clean = {k: v for k, v in context.items() if k != "mgp_request_id"}
+    proposal_payload = cast(ProposalPayload, {**payload, "policy_context": clean})
     try:
         submission = submit_proposal(
-            agent=agent, idempotency_key=f"mgp:{key}"[:200], payload=payload, request_hash=request_hash
+            agent=agent,
+            idempotency_key=f"mgp:{key}"[:200],
+            payload=proposal_payload,
+            request_hash=request_hash,
         )
     except DomainError as error:
         raise translate(error) from None
@@ -182,7 +188,9 @@ def failure(proposal: Proposal) -> MgpError:
     if proposal.status == Proposal.Status.DENIED:
         return denial(proposal)
     if proposal.outcome in CONFLICT_REASONS or proposal.outcome == "stale":
-        return MgpError("MGP_CONFLICT_UNRESOLVED", f"Not applied: {proposal.outcome}", proposal_id=str(proposal.id))
+        return MgpError(
+            "MGP_CONFLICT_UNRESOLVED", f"Not applied: {proposal.outcome}", proposal_id=str(proposal.id)
+        )
     return MgpError(
         "MGP_POLICY_DENIED" if proposal.status == Proposal.Status.REJECTED else "MGP_BACKEND_ERROR",
         f"Proposal {proposal.id} ended {proposal.status} ({proposal.outcome or 'no outcome'})",
@@ -215,7 +223,9 @@ def _replay(agent: Agent, context: dict, request_id: str, body: dict, operation:
         raise MgpError("MGP_CONFLICT_UNRESOLVED", "request_id was used for another request")
     task = MgpTask.objects.filter(tenant_id=agent.tenant_id, proposal=proposal).first()
     if task is not None:
-        return Outcome(202 if task_json(task)["status"] in ("pending", "running") else 200, {"task": task_json(task)})
+        return Outcome(
+            202 if task_json(task)["status"] in ("pending", "running") else 200, {"task": task_json(task)}
+        )
     if proposal.status == Proposal.Status.DENIED:
         raise denial(proposal)
     return None
@@ -245,12 +255,17 @@ def write(agent: Agent, context: dict, request_id: str, payload: dict, *, key: s
         return _create(agent, context, key, payload, memory, hint)
     record, current = match
     if current is None or strategy in (None, "create", "manual_review_required"):
-        raise MgpError("MGP_CONFLICT_UNRESOLVED", "A memory with this id or key exists", memory_id=record.external_id)
+        raise MgpError(
+            "MGP_CONFLICT_UNRESOLVED", "A memory with this id or key exists", memory_id=record.external_id
+        )
     if not current.is_active:
         raise MgpError(
             "MGP_CONFLICT_UNRESOLVED", f"The matching memory is {current.state}; merges never revive it"
         )
-    if hint.get("if_match_updated_at") and shapes.parse_time(hint["if_match_updated_at"]) != current.updated_at:
+    if (
+        hint.get("if_match_updated_at")
+        and shapes.parse_time(hint["if_match_updated_at"]) != current.updated_at
+    ):
         raise MgpError("MGP_CONFLICT_UNRESOLVED", "if_match_updated_at does not match")
     if strategy in ("dedupe", "reinforce"):
         resolution = "deduped" if strategy == "dedupe" else "reinforced"
@@ -276,7 +291,9 @@ def _match(agent: Agent, memory: dict, hint: dict | None) -> tuple[MgpRecord, Me
         if found:
             return found
     if hint.get("dedupe_key"):
-        holder = active_memories_with_dedupe_key(tenant_id=agent.tenant_id, dedupe_key=hint["dedupe_key"]).first()
+        holder = active_memories_with_dedupe_key(
+            tenant_id=agent.tenant_id, dedupe_key=hint["dedupe_key"]
+        ).first()
         record = holder and MgpRecord.objects.filter(tenant_id=agent.tenant_id, memory_id=holder.pk).first()
         if record:
             return record, holder
@@ -286,7 +303,11 @@ def _match(agent: Agent, memory: dict, hint: dict | None) -> tuple[MgpRecord, Me
 def _deep_merge(base: dict, incoming: dict) -> dict:
     out = dict(base)
     for key, value in incoming.items():
-        out[key] = _deep_merge(out[key], value) if isinstance(out.get(key), dict) and isinstance(value, dict) else value
+        out[key] = (
+            _deep_merge(out[key], value)
+            if isinstance(out.get(key), dict) and isinstance(value, dict)
+            else value
+        )
     return out
 
 
@@ -326,10 +347,8 @@ def _create(agent: Agent, context: dict, key: str, body: dict, memory: dict, hin
 
 
 def _withdraw_quietly(agent: Agent, proposal: Proposal) -> None:
-    try:
+    with contextlib.suppress(DomainError):
         withdraw_proposal(agent=agent, proposal=proposal)
-    except DomainError:
-        pass
 
 
 def _update(
@@ -370,7 +389,15 @@ def _update(
     return finish(agent, context, proposal, operation="update", request_id=key, answer=answer)
 
 
-MUTABLE = ("content", "sensitivity", "confidence", "retention_policy", "ttl_seconds", "valid_from", "valid_to")
+MUTABLE = (
+    "content",
+    "sensitivity",
+    "confidence",
+    "retention_policy",
+    "ttl_seconds",
+    "valid_from",
+    "valid_to",
+)
 
 
 def update(agent: Agent, context: dict, request_id: str, payload: dict) -> Outcome:
@@ -382,9 +409,15 @@ def update(agent: Agent, context: dict, request_id: str, payload: dict) -> Outco
     patch = payload["patch"]
     for name in ("memory_id", "subject", "scope", "type"):
         if name in patch and patch[name] != _stored(record, current)[name]:
-            raise MgpError("MGP_INVALID_OBJECT", f"{name} is immutable; write a new memory instead", field=name)
+            raise MgpError(
+                "MGP_INVALID_OBJECT", f"{name} is immutable; write a new memory instead", field=name
+            )
     if not current.is_active:
-        raise MgpError("MGP_POLICY_DENIED", f"The memory is {current.state}; it is never updated", rule="deny-inactive-target")
+        raise MgpError(
+            "MGP_POLICY_DENIED",
+            f"The memory is {current.state}; it is never updated",
+            rule="deny-inactive-target",
+        )
     stored = _stored(record, current)
     merged = dict(stored)
     for name, value in patch.items():
@@ -406,7 +439,16 @@ def update(agent: Agent, context: dict, request_id: str, payload: dict) -> Outco
         record.save(update_fields=["extensions"])
         return Outcome(200, render(agent, context, record))
     return _update(
-        agent, context, request_id, payload, record, current, changes, None, None, merged.get("extensions") or {}
+        agent,
+        context,
+        request_id,
+        payload,
+        record,
+        current,
+        changes,
+        None,
+        None,
+        merged.get("extensions") or {},
     )
 
 
@@ -465,7 +507,9 @@ def lifecycle(agent: Agent, context: dict, request_id: str, verb: str, payload: 
     return finish(agent, context, proposal, operation=verb, request_id=request_id, answer=answer)
 
 
-def _verb(agent: Agent, context: dict, key: str, body: dict, verb: str, memory: Memory, reason: str) -> Proposal:
+def _verb(
+    agent: Agent, context: dict, key: str, body: dict, verb: str, memory: Memory, reason: str
+) -> Proposal:
     return _submit(
         agent,
         key,
@@ -490,14 +534,24 @@ def task_json(task: MgpTask) -> dict[str, Any]:
                 task.result = resolve_answer(task.agent, task.request["context"], task.request["answer"])
                 task.status = MgpTask.Status.COMPLETED
             except MgpError as error:
-                task.status, task.error = MgpTask.Status.FAILED, {"code": error.code, "message": error.message}
+                task.status, task.error = (
+                    MgpTask.Status.FAILED,
+                    {"code": error.code, "message": error.message},
+                )
         elif proposal.status == Proposal.Status.WITHDRAWN:
             task.status = MgpTask.Status.CANCELLED
         elif proposal.status not in OPEN:
-            error = failure(proposal)
-            task.status, task.error = MgpTask.Status.FAILED, {"code": error.code, "message": error.message}
+            refusal = failure(proposal)
+            task.status, task.error = (
+                MgpTask.Status.FAILED,
+                {"code": refusal.code, "message": refusal.message},
+            )
         else:
-            task.status = MgpTask.Status.RUNNING if proposal.status == Proposal.Status.RELEASED else MgpTask.Status.PENDING
+            task.status = (
+                MgpTask.Status.RUNNING
+                if proposal.status == Proposal.Status.RELEASED
+                else MgpTask.Status.PENDING
+            )
         task.save()
     return {
         "task_id": str(task.id),

@@ -127,9 +127,7 @@ def mgp_memory(view: dict[str, Any], mode: str, *, external_id: str, record, ten
         "sensitivity": view["sensitivity"],
         "retention_policy": view["retention_policy"],
         "evidence": [],
-        "evidence_refs": [
-            f"{item['evidence_id']}@{item['revision']}" for item in view.get("evidence") or []
-        ]
+        "evidence_refs": [f"{item['evidence_id']}@{item['revision']}" for item in view.get("evidence") or []]
         if mode == "raw"
         else [],
         "extensions": dict((record.extensions if record else None) or {}) if mode == "raw" else {},
@@ -161,7 +159,9 @@ def consumable_text(memory: dict[str, Any]) -> str:
 def redaction_info(mode: str, rule: str) -> dict[str, Any]:
     if mode == "raw":
         return {"policy_view": "raw"}
-    fields = ["content"] if mode != "metadata_only" else ["content", "extensions", "evidence", "evidence_refs"]
+    fields = (
+        ["content"] if mode != "metadata_only" else ["content", "extensions", "evidence", "evidence_refs"]
+    )
     info: dict[str, Any] = {
         "policy_view": mode,
         "reason_code": rule,

@@ -15,11 +15,10 @@ from django.http import JsonResponse
 from rest_framework import exceptions
 from rest_framework.views import APIView
 
-from core.errors import DomainError
+from core.errors import DomainError, TenantMismatch
 from mgp import protocol, selectors, services
 from mgp.models import MgpTask
 from mgp.validation import MgpError, validate
-from core.errors import TenantMismatch
 from tenancy.services import ActingForNotGranted, bind_policy_context
 
 log = logging.getLogger(__name__)
@@ -45,7 +44,9 @@ OPERATIONS = {
 }
 
 
-def envelope(request_id: str | None, status: int, data: Any = None, error: MgpError | None = None) -> JsonResponse:
+def envelope(
+    request_id: str | None, status: int, data: Any = None, error: MgpError | None = None
+) -> JsonResponse:
     body = {
         "request_id": request_id or "unknown",
         "status": "error" if error else "ok",
@@ -60,11 +61,15 @@ class _MgpView(APIView):
 
     def handle_exception(self, exc):
         if isinstance(exc, exceptions.Throttled):
-            response = envelope(None, 0, error=MgpError("MGP_BACKEND_ERROR", "Throttled", 429, retryable=True))
-            response["Retry-After"] = str(int(exc.wait or 1))
+            response = envelope(
+                None, 0, error=MgpError("MGP_BACKEND_ERROR", "Throttled", 429, retryable=True)
+            )
+            response["Retry-After"] = str(int(getattr(exc, "wait", None) or 1))
             return response
         if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
-            return envelope(None, 0, error=MgpError("MGP_POLICY_DENIED", "Authenticate with an agent token", 401))
+            return envelope(
+                None, 0, error=MgpError("MGP_POLICY_DENIED", "Authenticate with an agent token", 401)
+            )
         if isinstance(exc, exceptions.PermissionDenied):
             return envelope(None, 0, error=MgpError("MGP_POLICY_DENIED", "Only agent tokens speak MGP"))
         return super().handle_exception(exc)
@@ -102,7 +107,9 @@ class MgpOperationApi(_MgpView):
             return envelope(_request_id(body), 0, error=services.translate(error))
         except DatabaseError:
             log.exception("MGP %s: database error", self.operation)
-            err = MgpError("MGP_BACKEND_ERROR", "The store is unavailable", backend="custodian", retryable=True)
+            err = MgpError(
+                "MGP_BACKEND_ERROR", "The store is unavailable", backend="custodian", retryable=True
+            )
             return envelope(_request_id(body), 0, error=err)
 
     def run(self, request, body: dict) -> tuple[int, Any]:
@@ -126,7 +133,12 @@ class MgpOperationApi(_MgpView):
             outcome = services.write(agent, context, request_id, payload)
             return outcome.status, outcome.data
         if op == "write/batch":
-            return 200, {"results": [_batch_item(agent, context, request_id, i, item) for i, item in enumerate(payload["items"])]}
+            return 200, {
+                "results": [
+                    _batch_item(agent, context, request_id, i, item)
+                    for i, item in enumerate(payload["items"])
+                ]
+            }
         if op == "update":
             outcome = services.update(agent, context, request_id, payload)
             return outcome.status, outcome.data
@@ -168,7 +180,8 @@ def bind(agent, context: dict, header_tenant: str | None) -> dict:
     if header_tenant and (header_tenant not in mine or (claimed and claimed != header_tenant)):
         raise MgpError("MGP_SCOPE_VIOLATION", "MGP-Tenant-Id names another tenant")
     if claimed and claimed not in mine:
-        # A read naming another tenant is a policy denial (MGP's tenant rule); a mutation is a scope violation.
+        # A read naming another tenant is a policy denial (MGP's tenant rule);
+        # a mutation is a scope violation.
         code = "MGP_POLICY_DENIED" if context.get("requested_action") in READS else "MGP_SCOPE_VIOLATION"
         raise MgpError(code, "policy_context.tenant_id names another tenant", rule="tenant_mismatch")
     try:
@@ -183,14 +196,20 @@ def _batch_item(agent, context: dict, request_id: str, index: int, item: dict) -
     try:
         outcome = services.write(agent, context, request_id, item, key=f"{request_id}:{index}")
     except MgpError as error:
-        return {"status": "error", "error": {"code": error.code, "message": error.message, "details": error.details}}
+        return {
+            "status": "error",
+            "error": {"code": error.code, "message": error.message, "details": error.details},
+        }
     return {"status": "ok", **outcome.data}
 
 
 def _import(agent, context: dict, request_id: str, payload: dict) -> dict:
     ids = []
     for index, memory in enumerate(payload["memories"]):
-        item = {"memory": memory, **({"merge_hint": payload["merge_hint"]} if payload.get("merge_hint") else {})}
+        item = {
+            "memory": memory,
+            **({"merge_hint": payload["merge_hint"]} if payload.get("merge_hint") else {}),
+        }
         try:
             services.write(agent, context, request_id, item, key=f"{request_id}:{index}")
         except MgpError:
@@ -220,7 +239,9 @@ def _uuid(value: str):
 
 
 def _request_id(body: Any) -> str | None:
-    return body.get("request_id") if isinstance(body, dict) and isinstance(body.get("request_id"), str) else None
+    return (
+        body.get("request_id") if isinstance(body, dict) and isinstance(body.get("request_id"), str) else None
+    )
 
 
 class ReadyzApi(_MgpView):
