@@ -1,12 +1,12 @@
 """An MGP write that policy routes to people: 202 with a task, decided over REST, or withdrawn."""
 
 import pytest
+from rest_framework.test import APIClient
 
 from proposals.models import Proposal
 from tenancy.services import issue_user_token
 from tests.factories import apply_released, make_person
 from tests.mgp.conftest import call, memory
-from rest_framework.test import APIClient
 
 pytestmark = pytest.mark.django_db
 DESK = {"kind": "org", "id": "quant-desk"}
