@@ -10,6 +10,7 @@ import uuid
 
 from django.db import models
 
+from core.models import AppendOnlyModel
 from proposals.models import Proposal
 from tenancy.models import Agent, Tenant
 
@@ -62,3 +63,31 @@ class MgpTask(models.Model):
 
     def __str__(self) -> str:
         return f"MGP task {self.operation} {self.id}"
+
+
+class MgpRefusal(AppendOnlyModel):
+    """An MGP call refused before any proposal or read existed (conflict, scope, validation, …).
+
+    Proposals (denied ones included) and access events (not-found and
+    denied reads included) already audit the rest; with these rows every
+    MGP decision is in the audit stream. The subject id is kept only as a
+    keyed digest, as access events keep it.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="+")
+    operation = models.CharField(max_length=32)
+    request_id = models.CharField(max_length=200, blank=True)
+    code = models.CharField(max_length=40)
+    reason = models.CharField(max_length=200, blank=True)
+    target = models.CharField(max_length=256, blank=True, help_text="The MGP memory id named, if any")
+    policy_context = models.JSONField(default=dict)
+    correlation_id = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "created_at"], name="mgp_refusal_recent_idx")]
+
+    def __str__(self) -> str:
+        return f"MGP refusal {self.code} of {self.operation}"

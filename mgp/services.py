@@ -210,9 +210,20 @@ def resolve_answer(agent: Agent, context: dict, answer: dict[str, Any]) -> dict[
         return render(agent, context, record, answer.get("resolution"))
     if answer["kind"] == "state":
         if answer["state"] == "purged":
-            MgpRecord.objects.filter(tenant_id=agent.tenant_id, external_id=answer["memory_id"]).delete()
+            forget(agent, answer["memory_id"])
         return {key: value for key, value in answer.items() if key != "kind"}
     raise AssertionError(answer["kind"])
+
+
+def forget(agent: Agent, external_id: str) -> None:
+    """After a purge: drop the id's record and what its tasks kept (contexts name the subject)."""
+    record = MgpRecord.objects.filter(tenant_id=agent.tenant_id, external_id=external_id).first()
+    if record is None:
+        return
+    MgpTask.objects.filter(tenant_id=agent.tenant_id, proposal__target_memory_id=record.memory_id).update(
+        request={"context": {}, "answer": {"kind": "state", "memory_id": external_id, "state": "purged"}}
+    )
+    record.delete()
 
 
 def _replay(agent: Agent, context: dict, request_id: str, body: dict, operation: str) -> Outcome | None:
@@ -223,9 +234,9 @@ def _replay(agent: Agent, context: dict, request_id: str, body: dict, operation:
         raise MgpError("MGP_CONFLICT_UNRESOLVED", "request_id was used for another request")
     task = MgpTask.objects.filter(tenant_id=agent.tenant_id, proposal=proposal).first()
     if task is not None:
-        return Outcome(
-            202 if task_json(task)["status"] in ("pending", "running") else 200, {"task": task_json(task)}
-        )
+        result = follow_proposal(task)
+        waiting = task.status in (MgpTask.Status.PENDING, MgpTask.Status.RUNNING)
+        return Outcome(202 if waiting else 200, {"task": task_json(task, result)})
     if proposal.status == Proposal.Status.DENIED:
         raise denial(proposal)
     return None
@@ -524,35 +535,11 @@ def _verb(
     )
 
 
-def task_json(task: MgpTask) -> dict[str, Any]:
-    """The MGP async task, its status following the proposal behind it."""
-    proposal = task.proposal
-    if proposal is not None and task.status in (MgpTask.Status.PENDING, MgpTask.Status.RUNNING):
-        proposal.refresh_from_db(fields=["status", "outcome"])
-        if proposal.status == Proposal.Status.APPLIED:
-            try:
-                task.result = resolve_answer(task.agent, task.request["context"], task.request["answer"])
-                task.status = MgpTask.Status.COMPLETED
-            except MgpError as error:
-                task.status, task.error = (
-                    MgpTask.Status.FAILED,
-                    {"code": error.code, "message": error.message},
-                )
-        elif proposal.status == Proposal.Status.WITHDRAWN:
-            task.status = MgpTask.Status.CANCELLED
-        elif proposal.status not in OPEN:
-            refusal = failure(proposal)
-            task.status, task.error = (
-                MgpTask.Status.FAILED,
-                {"code": refusal.code, "message": refusal.message},
-            )
-        else:
-            task.status = (
-                MgpTask.Status.RUNNING
-                if proposal.status == Proposal.Status.RELEASED
-                else MgpTask.Status.PENDING
-            )
-        task.save()
+def task_json(task: MgpTask, result: dict[str, Any] | None = None) -> dict[str, Any]:
+    """MGP's async-task shape; ``result`` is computed by the caller and never stored.
+
+    A task's result holds memory content; storing it would outlive a purge.
+    """
     return {
         "task_id": str(task.id),
         "operation": task.operation,
@@ -562,10 +549,38 @@ def task_json(task: MgpTask) -> dict[str, Any]:
         "updated_at": task.updated_at.isoformat(),
         "progress": 1 if task.status == MgpTask.Status.COMPLETED else 0,
         "total": 1,
-        "result": task.result,
+        "result": result,
         "error": task.error,
         **({"message": task.message} if task.message else {}),
     }
+
+
+def follow_proposal(task: MgpTask) -> dict[str, Any] | None:
+    """Move a proposal's task along with its proposal; return the result if it completed."""
+    proposal = task.proposal
+    if proposal is None:
+        return None
+    if task.status in (MgpTask.Status.PENDING, MgpTask.Status.RUNNING):
+        proposal.refresh_from_db(fields=["status", "outcome"])
+        if proposal.status == Proposal.Status.APPLIED:
+            task.status = MgpTask.Status.COMPLETED
+        elif proposal.status == Proposal.Status.WITHDRAWN:
+            task.status = MgpTask.Status.CANCELLED
+        elif proposal.status not in OPEN:
+            refusal = failure(proposal)
+            task.status, task.error = (
+                MgpTask.Status.FAILED,
+                {"code": refusal.code, "message": refusal.message},
+            )
+        elif proposal.status == Proposal.Status.RELEASED:
+            task.status = MgpTask.Status.RUNNING
+        task.save()
+    if task.status != MgpTask.Status.COMPLETED:
+        return None
+    try:
+        return resolve_answer(task.agent, task.request["context"], task.request["answer"])
+    except MgpError as error:  # e.g. purged since: the task completed, its memory is gone
+        return {"error": {"code": error.code, "message": error.message}}
 
 
 def cancel_task(agent: Agent, task: MgpTask, reason: str) -> MgpTask:
@@ -578,5 +593,7 @@ def cancel_task(agent: Agent, task: MgpTask, reason: str) -> MgpTask:
         except DomainError as error:
             raise translate(error) from None
     task.status, task.message = MgpTask.Status.CANCELLED, (reason or "cancelled")[:500]
+    if task.proposal is None:
+        task.request = {}  # an import's memories are not kept once it will never run
     task.save()
     return task

@@ -16,8 +16,9 @@ from rest_framework import exceptions
 from rest_framework.views import APIView
 
 from core.errors import DomainError, TenantMismatch
-from mgp import protocol, selectors, services
-from mgp.models import MgpTask
+from memory_core.recall import subject_pseudonym
+from mgp import protocol, selectors, services, tasks
+from mgp.models import MgpRefusal, MgpTask
 from mgp.validation import MgpError, validate
 from tenancy.services import ActingForNotGranted, bind_policy_context
 
@@ -102,15 +103,37 @@ class MgpOperationApi(_MgpView):
             status, data = self.run(request, body)
             return envelope(body.get("request_id"), status, data)
         except MgpError as error:
-            return envelope(_request_id(body), 0, error=error)
+            return self.refuse(request, body, error)
         except DomainError as error:
-            return envelope(_request_id(body), 0, error=services.translate(error))
+            return self.refuse(request, body, services.translate(error))
         except DatabaseError:
             log.exception("MGP %s: database error", self.operation)
             err = MgpError(
                 "MGP_BACKEND_ERROR", "The store is unavailable", backend="custodian", retryable=True
             )
             return envelope(_request_id(body), 0, error=err)
+
+    def refuse(self, request, body: Any, error: MgpError) -> JsonResponse:
+        """Answer the error and audit it (the caller is an authenticated agent here)."""
+        payload = body.get("payload") if isinstance(body, dict) else None
+        context = body.get("policy_context") if isinstance(body, dict) else None
+        context = context if isinstance(context, dict) else {}
+        subject = context.get("acting_for_subject")
+        if isinstance(subject, dict):
+            context = {**context, "acting_for_subject": subject_pseudonym(subject)}
+        target = payload.get("memory_id") if isinstance(payload, dict) else None
+        MgpRefusal.objects.create(
+            tenant_id=request.user.tenant_id,
+            agent=request.user,
+            operation=self.operation,
+            request_id=str(_request_id(body) or "")[:200],
+            code=error.code,
+            reason=str(error.details.get("rule") or error.details.get("reason") or "")[:200],
+            target=str(target or "")[:256],
+            policy_context=context,
+            correlation_id=str(context.get("correlation_id") or "")[:200],
+        )
+        return envelope(_request_id(body), 0, error=error)
 
     def run(self, request, body: dict) -> tuple[int, Any]:
         agent = request.user
@@ -125,8 +148,7 @@ class MgpOperationApi(_MgpView):
                 raise MgpError("MGP_TASK_NOT_FOUND", "No task with this id in your tenant")
             if op == "tasks/cancel":
                 task = services.cancel_task(agent, task, body.get("reason") or "")
-            _run_deferred(agent, task)
-            return 200, {"task": services.task_json(task)}
+            return 200, {"task": tasks.describe(task)}
         context = bind(agent, body["policy_context"], request.headers.get("MGP-Tenant-Id"))
         context["mgp_request_id"] = request_id
         if op == "write":
@@ -152,13 +174,16 @@ class MgpOperationApi(_MgpView):
         if op == "audit/query":
             return 200, selectors.audit(agent, payload)
         if op in ("export", "sync"):
-            data = selectors.export(agent, context, payload, sync=op == "sync")
             if payload.get("execution_mode") == "async":
                 task = MgpTask.objects.create(
-                    tenant_id=agent.tenant_id, agent=agent, operation=op, request_id=request_id, result=data
+                    tenant_id=agent.tenant_id,
+                    agent=agent,
+                    operation=op,
+                    request_id=request_id,
+                    request={"context": context, "payload": payload},
                 )
                 return 202, {"task": services.task_json(task)}
-            return 200, data
+            return 200, selectors.export(agent, context, payload, sync=op == "sync")
         if op == "import":
             if payload.get("execution_mode") == "async":
                 task = MgpTask.objects.create(
@@ -169,7 +194,7 @@ class MgpOperationApi(_MgpView):
                     request={"context": context, "payload": payload},
                 )
                 return 202, {"task": services.task_json(task)}
-            return 200, _import(agent, context, request_id, payload)
+            return 200, tasks.run_import(agent, context, request_id, payload)
         raise MgpError("MGP_UNSUPPORTED_CAPABILITY", f"{op} is not served")
 
 
@@ -201,34 +226,6 @@ def _batch_item(agent, context: dict, request_id: str, index: int, item: dict) -
             "error": {"code": error.code, "message": error.message, "details": error.details},
         }
     return {"status": "ok", **outcome.data}
-
-
-def _import(agent, context: dict, request_id: str, payload: dict) -> dict:
-    ids = []
-    for index, memory in enumerate(payload["memories"]):
-        item = {
-            "memory": memory,
-            **({"merge_hint": payload["merge_hint"]} if payload.get("merge_hint") else {}),
-        }
-        try:
-            services.write(agent, context, request_id, item, key=f"{request_id}:{index}")
-        except MgpError:
-            continue
-        ids.append(memory["memory_id"])
-    return {"memory_ids": ids, "written_count": len(ids)}
-
-
-def _run_deferred(agent, task: MgpTask) -> None:
-    """An async import runs when first polled (nothing to do once cancelled)."""
-    if task.operation == "import" and task.status == MgpTask.Status.PENDING and task.proposal_id is None:
-        task.status = MgpTask.Status.RUNNING
-        task.save()
-        task.result = _import(agent, task.request["context"], task.request_id, task.request["payload"])
-        task.status = MgpTask.Status.COMPLETED
-        task.save()
-    elif task.operation in ("export", "sync") and task.status == MgpTask.Status.PENDING:
-        task.status = MgpTask.Status.COMPLETED
-        task.save()
 
 
 def _uuid(value: str):

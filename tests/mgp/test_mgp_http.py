@@ -133,3 +133,69 @@ def test_a_forged_pagination_token_is_an_invalid_object(runtime):
 def test_a_requested_action_that_does_not_match_the_operation_is_refused(runtime):
     response = call(runtime, "write", {"memory": memory()}, "read")
     assert response.status_code == 400 and _error(response) == "MGP_INVALID_OBJECT"
+
+
+# --- every decision is audited, in this tenant only --------------------------------------------
+
+
+def test_refusals_are_audited_too(runtime, intruder):
+    """Reference bug 7: denials, 404s, conflicts and validation errors left no audit event."""
+    written(runtime, memory("mem_audit"))
+    conflict = call(runtime, "write", {"memory": memory("mem_audit")}, "write", correlation_id="trace-7")
+    assert conflict.status_code == 409
+    assert call(runtime, "get", {"memory_id": "nope"}, "read", correlation_id="trace-7").status_code == 404
+    assert (
+        call(runtime, "write", {"memory": {"memory_id": "x"}}, "write", correlation_id="trace-7").status_code
+        == 400
+    )
+    foreign = call(
+        runtime, "get", {"memory_id": "x"}, "read", tenant_id=intruder.tenant.name, correlation_id="trace-7"
+    )
+    assert foreign.status_code == 403
+    events = call(runtime, "audit/query", {"correlation_id": "trace-7"}, "read").json()["data"]["events"]
+    assert [(e["action"], e["decision"]["decision"], e["decision"]["reason_code"]) for e in events] == [
+        ("write", "deny", "MGP_CONFLICT_UNRESOLVED"),
+        ("read", "deny", "MGP_MEMORY_NOT_FOUND"),
+        ("write", "deny", "MGP_INVALID_OBJECT"),
+        ("read", "deny", "MGP_POLICY_DENIED"),
+    ]
+    assert "alice" not in str(events)  # subject ids only as keyed digests in read and refusal events
+    assert call(intruder, "audit/query", {"limit": 500}, "read").json()["data"]["events"] == []
+
+
+def test_export_and_sync_serve_this_tenant_in_the_read_policy_view(runtime, intruder):
+    """Reference bug 6: export and sync returned other tenants' restricted memories raw."""
+    written(
+        runtime, memory("mem_secret", statement="Alice's vault code is lemon-31", sensitivity="restricted")
+    )
+    for op, payload in [("export", {"limit": 10}), ("sync", {"limit": 10})]:
+        mine = call(runtime, op, payload, "read").json()["data"]["memories"]
+        assert [m["backend_ref"]["policy_view"] for m in mine] == ["metadata_only"] and "lemon" not in str(
+            mine
+        )
+        assert call(intruder, op, payload, "read").json()["data"]["memories"] == []
+
+
+def test_search_costs_the_same_queries_whatever_the_tenant_size(runtime, django_assert_max_num_queries):
+    """Reference bug 9: every search serialised and scanned every memory."""
+    written(runtime, memory(statement="Alice likes green tea."))
+
+    def count() -> int:
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+
+        with CaptureQueriesContext(connection) as queries:
+            assert call(runtime, "search", {"query": "green tea", "limit": 5}, "search").status_code == 200
+        return len(queries)
+
+    small = count()
+    for n in range(12):
+        written(runtime, memory(statement=f"Alice likes green tea number {n}."))
+    assert count() <= small + 2
+
+
+def test_schemas_are_compiled_once():
+    """Reference bug 10: each validation re-read and recompiled its schema."""
+    from mgp.validation import validator
+
+    assert validator("memory-object.schema.json") is validator("memory-object.schema.json")
