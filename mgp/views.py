@@ -59,6 +59,7 @@ def envelope(
 
 class _MgpView(APIView):
     parser_classes: list = []  # the body is read here, so a parse failure is an MGP error too
+    schema = None  # MGP's own OpenAPI document describes these, not Custodian's /api/schema/
 
     def handle_exception(self, exc):
         if isinstance(exc, exceptions.Throttled):
