@@ -148,10 +148,15 @@ def translate(error: DomainError) -> MgpError:
     return MgpError(code, error.detail, reason=error.code)
 
 
-def settle(proposal: Proposal) -> Proposal:
+def deadline() -> float:
+    """When a call stops waiting for receipts: one budget per MGP call, however many proposals."""
+    return time.monotonic() + settings.CUSTODIAN_MGP_WAIT_SECONDS
+
+
+def settle(proposal: Proposal, until: float | None = None) -> Proposal:
     """Wait (bounded) for the executor to apply a released proposal."""
-    deadline = time.monotonic() + settings.CUSTODIAN_MGP_WAIT_SECONDS
-    while proposal.status == Proposal.Status.RELEASED and time.monotonic() < deadline:
+    until = deadline() if until is None else until
+    while proposal.status == Proposal.Status.RELEASED and time.monotonic() < until:
         time.sleep(0.05)
         proposal.refresh_from_db(fields=["status", "outcome"])
     return proposal
@@ -165,9 +170,10 @@ def finish(
     operation: str,
     request_id: str,
     answer: dict[str, Any],
+    until: float | None = None,
 ) -> Outcome:
     """Answer an applied proposal now; a pending one as a 202 task; a failed one as an error."""
-    proposal = settle(proposal)
+    proposal = settle(proposal, until)
     if proposal.status == Proposal.Status.APPLIED:
         return Outcome(200, resolve_answer(agent, context, answer))
     if proposal.status in OPEN:
@@ -493,6 +499,7 @@ def lifecycle(agent: Agent, context: dict, request_id: str, verb: str, payload: 
     if replay:
         return replay
     record, current = existing(agent, payload["memory_id"])
+    until = deadline()
     reason = payload.get("reason") or f"MGP {verb}"
     answer: dict[str, Any] = {"kind": "state", "memory_id": record.external_id}
     if verb != "purge":
@@ -510,12 +517,13 @@ def lifecycle(agent: Agent, context: dict, request_id: str, verb: str, payload: 
                 operation="purge",
                 request_id=request_id,
                 answer={"kind": "state", "memory_id": record.external_id, "state": "deleted"},
+                until=until,
             )
             if outcome.status != 200:
                 return outcome
             current.refresh_from_db()
     proposal = _verb(agent, context, request_id, payload, verb, current, reason)
-    return finish(agent, context, proposal, operation=verb, request_id=request_id, answer=answer)
+    return finish(agent, context, proposal, operation=verb, request_id=request_id, answer=answer, until=until)
 
 
 def _verb(

@@ -46,6 +46,7 @@ def _env(var_dir: Path) -> dict:
         "CUSTODIAN_READ_POLICY_FILE": str(profile / "read_rules.yaml"),
         "CUSTODIAN_BROKER_POLL_SECONDS": "0.1",
         "CUSTODIAN_WORKERS": "2",
+        "CUSTODIAN_MGP_WAIT_SECONDS": "4",  # the suite's client gives up after 5 s
         "PYTHONUNBUFFERED": "1",
     }
 
