@@ -56,11 +56,35 @@ def live_record(agent: Agent, external_id: str) -> tuple[MgpRecord, Memory | Non
         .first()
     )
     if record is None:
-        return None
+        return _adopt(agent, external_id)
     memory = Memory.objects.filter(tenant_id=agent.tenant_id, pk=record.memory_id).first()
     if memory is None and record.proposal.status not in OPEN:
         record.delete()
         return None
+    return record, memory
+
+
+def _adopt(agent: Agent, external_id: str) -> tuple[MgpRecord, Memory] | None:
+    """A memory proposed over REST has no MGP id: MGP names it by its Custodian id."""
+    try:
+        memory_id = uuid.UUID(external_id)
+    except ValueError:
+        return None
+    memory = Memory.objects.filter(tenant_id=agent.tenant_id, pk=memory_id).first()
+    origin = Proposal.objects.filter(
+        tenant_id=agent.tenant_id, target_memory_id=memory_id, action=Proposal.Action.CREATE
+    ).first()
+    if memory is None or origin is None:
+        return None
+    record, _ = MgpRecord.objects.get_or_create(
+        tenant_id=agent.tenant_id,
+        external_id=external_id,
+        defaults={
+            "memory_id": memory_id,
+            "proposal": origin,
+            "source": {"kind": "system", "ref": "custodian"},
+        },
+    )
     return record, memory
 
 
@@ -241,11 +265,21 @@ def _replay(agent: Agent, context: dict, request_id: str, body: dict, operation:
     task = MgpTask.objects.filter(tenant_id=agent.tenant_id, proposal=proposal).first()
     if task is not None:
         result = follow_proposal(task)
+        if task.status == MgpTask.Status.COMPLETED and result and "error" not in result:
+            return Outcome(200, result)  # as the first answer would have been, had it waited long enough
         waiting = task.status in (MgpTask.Status.PENDING, MgpTask.Status.RUNNING)
         return Outcome(202 if waiting else 200, {"task": task_json(task, result)})
     if proposal.status == Proposal.Status.DENIED:
         raise denial(proposal)
-    return None
+    if proposal.status != Proposal.Status.APPLIED:
+        raise failure(proposal)
+    # Applied before: answer as the first time, from the memory as it is now.
+    record = MgpRecord.objects.filter(tenant_id=agent.tenant_id, memory_id=proposal.target_memory_id).first()
+    if proposal.action in STATE_OF_VERB or proposal.action == Proposal.Action.PURGE or record is None:
+        external = record.external_id if record else str(proposal.target_memory_id)
+        state = STATE_OF_VERB.get(proposal.action, "purged")
+        return Outcome(200, {"memory_id": external, "state": state})
+    return Outcome(200, render(agent, context, record, "created" if proposal.action == "create" else None))
 
 
 def write(agent: Agent, context: dict, request_id: str, payload: dict, *, key: str | None = None) -> Outcome:

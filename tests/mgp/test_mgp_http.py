@@ -4,7 +4,7 @@ import pytest
 
 from memory_core.models import Memory
 from mgp.models import MgpRecord
-from tests.mgp.conftest import call, memory, verb, written
+from tests.mgp.conftest import call, memory, settle, verb, written
 
 pytestmark = pytest.mark.django_db
 
@@ -199,3 +199,33 @@ def test_schemas_are_compiled_once():
     from mgp.validation import validator
 
     assert validator("memory-object.schema.json") is validator("memory-object.schema.json")
+
+
+def test_a_retried_request_answers_as_the_first_time(runtime):
+    context = {
+        "actor_agent": runtime.agent.name,
+        "acting_for_subject": {"kind": "user", "id": "alice"},
+        "requested_action": "write",
+    }
+    body = {"request_id": "req-retry", "policy_context": context}
+    second = {**body, "payload": {"memory": memory("mem_retry_2")}}
+    assert runtime.client.post("/mgp/write", second, format="json").status_code == 202
+    settle(runtime.client.post("/mgp/write", second, format="json"))
+    again = runtime.client.post("/mgp/write", second, format="json")
+    assert again.status_code == 200 and again.json()["data"]["memory"]["memory_id"] == "mem_retry_2"
+    assert again.json()["data"]["resolution"] == "created"
+    other = {**body, "payload": {"memory": memory("mem_retry_3")}}
+    assert runtime.client.post("/mgp/write", other, format="json").json()["error"]["code"] == (
+        "MGP_CONFLICT_UNRESOLVED"
+    )  # the same request_id for another request
+
+
+def test_a_memory_proposed_over_rest_is_named_by_its_custodian_id(runtime, applied_memory_factory):
+    from tenancy.services import grant_delegation
+
+    grant_delegation(agent=runtime.agent, subject={"kind": "user", "id": "pm-alice"}, reason="test")
+    mem = applied_memory_factory(runtime)
+    itself = {"kind": "agent", "id": runtime.agent.name}
+    got = call(runtime, "get", {"memory_id": str(mem.pk)}, "read", subject=itself)
+    assert got.status_code == 200, got.json()
+    assert got.json()["data"]["memory"]["backend_ref"]["custodian_memory_id"] == str(mem.pk)
