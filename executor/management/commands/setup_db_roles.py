@@ -59,7 +59,7 @@ WEB_WRITES = {
     "memory_core_accesseventitem": "INSERT",
     "memory_core_recallfeedback": "INSERT",  # an agent's vote on a recalled item (append-only)
     "executor_chainverification": "INSERT",  # an auditor's "verify now"; the executor records the result
-    "mgp_mgprecord": "INSERT, UPDATE, DELETE",  # an MGP id; freed when its proposal fails or its memory is purged
+    "mgp_mgprecord": "INSERT, UPDATE, DELETE",  # an MGP id, freed when its proposal fails or memory is purged
     "mgp_mgptask": "INSERT, UPDATE",  # an MGP task follows its proposal
     "mgp_mgprefusal": "INSERT",  # an MGP call refused before any proposal or read (append-only)
 }
