@@ -22,6 +22,7 @@ from tenancy.models import Agent
 
 BACKEND = "custodian"
 _WORD = re.compile(r"[\w-]+")
+_SUFFIX = re.compile(r":(\d+|delete)$")  # a batch item's or a purge's first step's key
 AUDIT_ACTIONS = {
     "create": "write",
     "update": "update",
@@ -295,7 +296,7 @@ def _proposal_event(proposal: Proposal, records: dict) -> dict[str, Any]:
     event = {
         "event_id": f"proposal:{proposal.id}",
         "timestamp": proposal.created_at.isoformat(),
-        "request_id": key[4:].split(":")[0] if key.startswith("mgp:") else key,
+        "request_id": _SUFFIX.sub("", key[4:]) if key.startswith("mgp:") else key,
         "actor": {"kind": "agent", "id": actor},
         "action": AUDIT_ACTIONS.get(proposal.action, "update"),
         "target_memory_id": _external(records, proposal.target_memory_id),
