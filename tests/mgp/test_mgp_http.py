@@ -229,3 +229,41 @@ def test_a_memory_proposed_over_rest_is_named_by_its_custodian_id(runtime, appli
     got = call(runtime, "get", {"memory_id": str(mem.pk)}, "read", subject=itself)
     assert got.status_code == 200, got.json()
     assert got.json()["data"]["memory"]["backend_ref"]["custodian_memory_id"] == str(mem.pk)
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        "write",
+        "write/batch",
+        "search",
+        "get",
+        "update",
+        "expire",
+        "revoke",
+        "delete",
+        "purge",
+        "audit/query",
+        "export",
+        "import",
+        "sync",
+        "tasks/get",
+        "tasks/cancel",
+        "initialize",
+    ],
+)
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"request_id": ""},
+        {"request_id": "r", "policy_context": None, "payload": None},
+        {"request_id": "r", "policy_context": {"actor_agent": 1}, "payload": {"memory_id": ["x"]}},
+        {"request_id": "r", "task_id": "not-a-uuid"},
+        {"request_id": "r", "payload": {"limit": 10**30, "pagination_token": "-1"}, "extra": True},
+    ],
+)
+def test_bad_bodies_are_mgp_errors_never_a_500(runtime, op, body):
+    response = runtime.client.post(f"/mgp/{op}", body, format="json")
+    assert response.status_code in (400, 403, 404, 501), response.content
+    assert response.json()["status"] == "error" and response.json()["error"]["code"].startswith("MGP_")
