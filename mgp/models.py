@@ -65,13 +65,14 @@ class MgpTask(models.Model):
         return f"MGP task {self.operation} {self.id}"
 
 
-class MgpRefusal(AppendOnlyModel):
-    """An MGP call refused before any proposal or read existed (conflict, scope, validation, …).
+class MgpEvent(AppendOnlyModel):
+    """An MGP call's outcome that no proposal or access event records.
 
-    Proposals (denied ones included) and access events (not-found and
-    denied reads included) already audit the rest; with these rows every
-    MGP decision is in the audit stream. The subject id is kept only as a
-    keyed digest, as access events keep it.
+    Refusals before any proposal or read existed (conflicts, scope and
+    validation errors) and bulk reads (export, sync). Proposals (denied ones
+    included) and access events (not-found and denied reads included) audit
+    the rest; with these rows every MGP decision is in the audit stream. The
+    subject id is kept only as a keyed digest, as access events keep it.
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -79,15 +80,17 @@ class MgpRefusal(AppendOnlyModel):
     agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="+")
     operation = models.CharField(max_length=32)
     request_id = models.CharField(max_length=200, blank=True)
-    code = models.CharField(max_length=40)
+    allowed = models.BooleanField(default=False)
+    code = models.CharField(max_length=40, help_text="The MGP error code, or the operation when allowed")
     reason = models.CharField(max_length=200, blank=True)
     target = models.CharField(max_length=256, blank=True, help_text="The MGP memory id named, if any")
+    result_count = models.PositiveIntegerField(null=True, blank=True)
     policy_context = models.JSONField(default=dict)
     correlation_id = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        indexes = [models.Index(fields=["tenant", "created_at"], name="mgp_refusal_recent_idx")]
+        indexes = [models.Index(fields=["tenant", "created_at"], name="mgp_event_recent_idx")]
 
     def __str__(self) -> str:
-        return f"MGP refusal {self.code} of {self.operation}"
+        return f"MGP {self.operation}: {self.code}"

@@ -14,7 +14,7 @@ from memory_core.read_policy import active_read_policy
 from memory_core.recall import RecallQuery, recall
 from memory_core.return_modes import present
 from mgp import shapes
-from mgp.models import MgpRecord, MgpRefusal
+from mgp.models import MgpEvent, MgpRecord
 from mgp.services import existing, render
 from mgp.validation import MgpError
 from proposals.models import Proposal
@@ -36,8 +36,8 @@ AUDIT_ACTIONS = {
 }
 
 
-# MGP operations as audit actions (the audit schema's enum), for refusals.
-REFUSAL_ACTIONS = {
+# MGP operations as audit actions (the audit schema's enum), for MGP events.
+EVENT_ACTIONS = {
     "write": "write",
     "write/batch": "write",
     "import": "write",
@@ -206,13 +206,13 @@ def export(agent: Agent, context: dict, payload: dict, *, sync: bool = False) ->
 def audit(agent: Agent, payload: dict) -> dict[str, Any]:
     """One MGP event stream over this tenant's proposals (and their receipts) and access events."""
     offset, limit = _offset(payload.get("pagination_token")), min(int(payload.get("limit") or 50), 500)
-    proposals, reads, refusals = _audit_sources(agent, payload)
+    proposals, reads, events_ = _audit_sources(agent, payload)
     window = offset + limit + 1
     events = sorted(
         chain(
             ((p.created_at, str(p.id), p) for p in proposals.order_by("created_at", "id")[:window]),
             ((e.created_at, str(e.id), e) for e in reads.order_by("created_at", "id")[:window]),
-            ((r.created_at, str(r.id), r) for r in refusals.order_by("created_at", "id")[:window]),
+            ((r.created_at, str(r.id), r) for r in events_.order_by("created_at", "id")[:window]),
         ),
         key=lambda entry: (entry[0], entry[1]),
     )[offset:window]
@@ -222,8 +222,8 @@ def audit(agent: Agent, payload: dict) -> dict[str, Any]:
     out = [
         _proposal_event(row, records)
         if isinstance(row, Proposal)
-        else _refusal_event(row)
-        if isinstance(row, MgpRefusal)
+        else _mgp_event(row)
+        if isinstance(row, MgpEvent)
         else _read_event(row, records)
         for _, _, row in events
     ]
@@ -234,35 +234,37 @@ def audit(agent: Agent, payload: dict) -> dict[str, Any]:
 
 
 def _audit_sources(agent: Agent, payload: dict) -> tuple[QuerySet, QuerySet, QuerySet]:
-    """The tenant's proposals, access events and MGP refusals, narrowed by the query's filters (ANDed)."""
+    """The tenant's proposals, access events and MGP events, narrowed by the query's filters (ANDed)."""
     proposals = Proposal.objects.filter(tenant_id=agent.tenant_id).select_related("submitted_by")
     reads = AccessEvent.objects.filter(tenant_id=agent.tenant_id).select_related("agent")
-    refusals = MgpRefusal.objects.filter(tenant_id=agent.tenant_id).select_related("agent")
+    mgp_events = MgpEvent.objects.filter(tenant_id=agent.tenant_id).select_related("agent")
     if actor := payload.get("actor_id"):
         proposals = proposals.filter(submitted_by__name=actor)
-        reads, refusals = reads.filter(agent__name=actor), refusals.filter(agent__name=actor)
+        reads, mgp_events = reads.filter(agent__name=actor), mgp_events.filter(agent__name=actor)
     if correlation := payload.get("correlation_id"):
         proposals = proposals.filter(policy_context__correlation_id=correlation)
-        reads, refusals = (
+        reads, mgp_events = (
             reads.filter(correlation_id=correlation),
-            refusals.filter(correlation_id=correlation),
+            mgp_events.filter(correlation_id=correlation),
         )
     if request_id := payload.get("request_id"):
         key = f"mgp:{request_id}"
         proposals = proposals.filter(Q(idempotency_key=key) | Q(idempotency_key__startswith=f"{key}:"))
         reads = reads.filter(policy_context__mgp_request_id=request_id)
-        refusals = refusals.filter(request_id=request_id)
+        mgp_events = mgp_events.filter(request_id=request_id)
     if external := payload.get("target_memory_id"):
         record = MgpRecord.objects.filter(tenant_id=agent.tenant_id, external_id=external).first()
         target = record.memory_id if record else _uuid_or_none(external)
         proposals, reads = proposals.filter(target_memory_id=target), reads.filter(target_memory_id=target)
-        refusals = refusals.filter(target=external)
+        mgp_events = mgp_events.filter(target=external)
     if action := payload.get("action"):
         proposals = proposals.filter(action__in=[v for v, mgp in AUDIT_ACTIONS.items() if mgp == action])
         read_action = {"search": AccessEvent.Action.SEARCH, "read": AccessEvent.Action.GET}.get(action)
         reads = reads.filter(action=read_action) if read_action else reads.none()
-        refusals = refusals.filter(operation__in=[op for op, mgp in REFUSAL_ACTIONS.items() if mgp == action])
-    return proposals, reads, refusals
+        mgp_events = mgp_events.filter(
+            operation__in=[op for op, mgp in EVENT_ACTIONS.items() if mgp == action]
+        )
+    return proposals, reads, mgp_events
 
 
 def _uuid_or_none(value: str):
@@ -315,27 +317,30 @@ def _proposal_event(proposal: Proposal, records: dict) -> dict[str, Any]:
     return event
 
 
-def _refusal_event(refusal: MgpRefusal) -> dict[str, Any]:
-    context = _context(refusal.policy_context, refusal.agent.name)
+def _mgp_event(row: MgpEvent) -> dict[str, Any]:
+    context = _context(row.policy_context, row.agent.name)
+    bulk = row.operation in ("export", "sync")
     event: dict[str, Any] = {
-        "event_id": f"refusal:{refusal.id}",
-        "timestamp": refusal.created_at.isoformat(),
-        "request_id": refusal.request_id or str(refusal.id),
-        "actor": {"kind": "agent", "id": refusal.agent.name},
-        "action": REFUSAL_ACTIONS.get(refusal.operation, "read"),
-        "target_memory_id": refusal.target or "__none__",
+        "event_id": f"mgp:{row.id}",
+        "timestamp": row.created_at.isoformat(),
+        "request_id": row.request_id or str(row.id),
+        "actor": {"kind": "agent", "id": row.agent.name},
+        "action": EVENT_ACTIONS.get(row.operation, "read"),
+        "target_memory_id": "__export__" if bulk else row.target or "__none__",
         "policy_context": context,
         "decision": {
-            "decision": "deny",
-            "reason_code": refusal.code,
-            "applied_rules": [refusal.reason] if refusal.reason else [],
-            "return_mode": "metadata_only",
+            "decision": "allow" if row.allowed else "deny",
+            "reason_code": row.code,
+            "applied_rules": [row.reason] if row.reason else [],
+            "return_mode": "raw" if row.allowed else "metadata_only",
         },
         "backend": BACKEND,
         "lineage_refs": [],
     }
-    if refusal.correlation_id:
-        event["correlation_id"] = refusal.correlation_id
+    if row.result_count is not None:
+        event["result_count"] = row.result_count
+    if row.correlation_id:
+        event["correlation_id"] = row.correlation_id
     return event
 
 

@@ -20,10 +20,10 @@ from core.canonical import digest
 from core.errors import DomainError
 from evidence.services import register_evidence
 from memory_core.models import Memory
-from memory_core.recall import read_memory
+from memory_core.recall import read_memory, subject_pseudonym
 from memory_core.selectors import MemoryNotFound, active_memories_with_dedupe_key
 from mgp import shapes
-from mgp.models import MgpRecord, MgpTask
+from mgp.models import MgpEvent, MgpRecord, MgpTask
 from mgp.validation import MgpError, validate
 from proposals.models import Proposal
 from proposals.payloads import ProposalPayload
@@ -42,6 +42,38 @@ class Outcome:
 
     status: int
     data: dict[str, Any]
+
+
+def record_event(
+    agent: Agent,
+    operation: str,
+    context: dict,
+    *,
+    request_id: str,
+    code: str = "",
+    reason: str = "",
+    target: Any = None,
+    allowed: bool = False,
+    result_count: int | None = None,
+) -> None:
+    """Audit an MGP refusal or bulk read that no proposal or access event records."""
+    subject = context.get("acting_for_subject")
+    if isinstance(subject, dict):
+        context = {**context, "acting_for_subject": subject_pseudonym(subject)}
+    context = {key: value for key, value in context.items() if key != "mgp_request_id"}
+    MgpEvent.objects.create(
+        tenant_id=agent.tenant_id,
+        agent=agent,
+        operation=operation,
+        request_id=str(request_id)[:200],
+        allowed=allowed,
+        code=(code or operation)[:40],
+        reason=reason[:200],
+        target=str(target or "")[:256],
+        result_count=result_count,
+        policy_context=context,
+        correlation_id=str(context.get("correlation_id") or "")[:200],
+    )
 
 
 def live_record(agent: Agent, external_id: str) -> tuple[MgpRecord, Memory | None] | None:

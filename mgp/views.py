@@ -16,9 +16,8 @@ from rest_framework import exceptions
 from rest_framework.views import APIView
 
 from core.errors import DomainError, TenantMismatch
-from memory_core.recall import subject_pseudonym
 from mgp import protocol, selectors, services, tasks
-from mgp.models import MgpRefusal, MgpTask
+from mgp.models import MgpTask
 from mgp.validation import MgpError, validate
 from tenancy.services import ActingForNotGranted, bind_policy_context
 
@@ -118,21 +117,14 @@ class MgpOperationApi(_MgpView):
         """Answer the error and audit it (the caller is an authenticated agent here)."""
         payload = body.get("payload") if isinstance(body, dict) else None
         context = body.get("policy_context") if isinstance(body, dict) else None
-        context = context if isinstance(context, dict) else {}
-        subject = context.get("acting_for_subject")
-        if isinstance(subject, dict):
-            context = {**context, "acting_for_subject": subject_pseudonym(subject)}
-        target = payload.get("memory_id") if isinstance(payload, dict) else None
-        MgpRefusal.objects.create(
-            tenant_id=request.user.tenant_id,
-            agent=request.user,
-            operation=self.operation,
-            request_id=str(_request_id(body) or "")[:200],
+        services.record_event(
+            request.user,
+            self.operation,
+            context if isinstance(context, dict) else {},
+            request_id=_request_id(body) or "",
             code=error.code,
-            reason=str(error.details.get("rule") or error.details.get("reason") or "")[:200],
-            target=str(target or "")[:256],
-            policy_context=context,
-            correlation_id=str(context.get("correlation_id") or "")[:200],
+            reason=str(error.details.get("rule") or error.details.get("reason") or ""),
+            target=payload.get("memory_id") if isinstance(payload, dict) else None,
         )
         return envelope(_request_id(body), 0, error=error)
 
@@ -184,7 +176,11 @@ class MgpOperationApi(_MgpView):
                     request={"context": context, "payload": payload},
                 )
                 return 202, {"task": services.task_json(task)}
-            return 200, selectors.export(agent, context, payload, sync=op == "sync")
+            data = selectors.export(agent, context, payload, sync=op == "sync")
+            services.record_event(
+                agent, op, context, request_id=request_id, allowed=True, result_count=len(data["memories"])
+            )
+            return 200, data
         if op == "import":
             if payload.get("execution_mode") == "async":
                 task = MgpTask.objects.create(

@@ -61,7 +61,7 @@ WEB_WRITES = {
     "executor_chainverification": "INSERT",  # an auditor's "verify now"; the executor records the result
     "mgp_mgprecord": "INSERT, UPDATE, DELETE",  # an MGP id, freed when its proposal fails or memory is purged
     "mgp_mgptask": "INSERT, UPDATE",  # an MGP task follows its proposal
-    "mgp_mgprefusal": "INSERT",  # an MGP call refused before any proposal or read (append-only)
+    "mgp_mgpevent": "INSERT",  # MGP refusals and bulk reads no other row records (append-only)
 }
 EXECUTOR_WRITES = {
     "proposals_outboxentry": "INSERT, UPDATE",  # INSERT: proposals it makes itself may release at once
