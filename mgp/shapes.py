@@ -30,9 +30,14 @@ EVIDENCE_KIND = {
 
 
 def to_content(memory_type: str, content: dict[str, Any]) -> dict[str, Any]:
-    declared = set(CONTENT_SCHEMAS[memory_type]().fields) - {"attributes"}
+    schema = CONTENT_SCHEMAS[memory_type]
+    declared = set(schema().fields) - {"attributes"}
     out = {key: value for key, value in content.items() if key in declared}
     extra = {key: value for key, value in content.items() if key not in declared}
+    check = schema(data={"statement": "x", **out})
+    if not check.is_valid():  # a declared name carrying another shape (MGP content is open): keep it flat
+        for key in set(check.errors) - {"statement", "non_field_errors"}:
+            extra[key] = out.pop(key)
     statement = out.get("statement")
     if not (isinstance(statement, str) and statement.strip()):
         values = "; ".join(f"{key}: {value}" for key, value in extra.items()) or f"{memory_type} memory"

@@ -267,3 +267,13 @@ def test_bad_bodies_are_mgp_errors_never_a_500(runtime, op, body):
     response = runtime.client.post(f"/mgp/{op}", body, format="json")
     assert response.status_code in (400, 403, 404, 501), response.content
     assert response.json()["status"] == "error" and response.json()["error"]["code"].startswith("MGP_")
+
+
+def test_open_mgp_content_round_trips(runtime):
+    content = {"value": "high", "fact": "tea", "nested_ok": 3, "statement": "Alice rates tea high."}
+    written(runtime, memory("mem_open", type="semantic_fact", content=content))
+    got = call(runtime, "get", {"memory_id": "mem_open"}, "read").json()["data"]["memory"]
+    assert got["content"] == content
+    bare = {"favorite_color": "blue"}
+    written(runtime, memory("mem_bare", type="profile", content=bare))
+    assert call(runtime, "get", {"memory_id": "mem_bare"}, "read").json()["data"]["memory"]["content"] == bare
