@@ -5,7 +5,8 @@ BIN := $(VENV)/bin
 
 .PHONY: run test lint fmt migrate clean fuzz faults bench bench-smoke
 
-$(BIN)/.installed: requirements.txt
+# requirements.txt installs ./client (custodian-client) as a copy: reinstall when it changes.
+$(BIN)/.installed: requirements.txt client/pyproject.toml $(wildcard client/custodian_client/*.py)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt
 	touch $@

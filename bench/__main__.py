@@ -7,6 +7,7 @@ python -m bench --only quality --embedded  # on the embedded default (SQLite, fi
 """
 
 import argparse
+import dataclasses
 import datetime
 import json
 import os
@@ -39,6 +40,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run on the embedded default (a fresh SQLite file and filesystem broker under --out)",
     )
+    parser.add_argument(
+        "--keep-database",
+        action="store_true",
+        help="measure on the database as a previous run left it (recall: only at sizes it already reached)",
+    )
+    parser.add_argument("--recall-sizes", default="", help="comma-separated sizes, instead of the scale's")
     args = parser.parse_args(argv)
     parts = [part.strip() for part in args.only.split(",") if part.strip()]
     unknown = set(parts) - set(PARTS)
@@ -59,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         os.environ["DATABASE_URL"] = args.database_url
         os.environ["REDIS_URL"] = args.redis_url
-        recreate_database(args.database_url)
+        if not args.keep_database:
+            recreate_database(args.database_url)
     import django
 
     django.setup()
@@ -85,7 +93,11 @@ def main(argv: list[str] | None = None) -> int:
         web_workers=args.web_workers,
     ) as stack:
         stack.start_web()
-        ctx = Context(stack=stack, scale=SCALES[args.scale], quiet=args.quiet)
+        scale = SCALES[args.scale]
+        if args.recall_sizes:
+            sizes = tuple(int(size) for size in args.recall_sizes.split(","))
+            scale = dataclasses.replace(scale, recall_sizes=sizes)
+        ctx = Context(stack=stack, scale=scale, quiet=args.quiet)
         for name in parts:
             part_started = time.perf_counter()
             print(f"== {name}", file=sys.stderr, flush=True)

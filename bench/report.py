@@ -38,8 +38,9 @@ def evaluate(results: dict) -> list[dict]:
         big, small = _largest(sizes), _smallest(sizes)
         p95_big, p95_small = sizes[big]["search"]["p95_ms"], sizes[small]["search"]["p95_ms"]
         target(f"recall p95 at {int(big):,} memories (ms)", p95_big, "≤ 50", p95_big <= 50)
-        growth = round(p95_big / p95_small, 2) if p95_small else 0
-        target(f"recall p95 growth {int(small):,} → {int(big):,}", growth, "≤ 2×", growth <= 2)
+        if big != small:
+            growth = round(p95_big / p95_small, 2) if p95_small else 0
+            target(f"recall p95 growth {int(small):,} → {int(big):,}", growth, "≤ 2×", growth <= 2)
         verify = sizes[big]["verify_receipts"]
         target(
             f"verify_receipts s/100k (at {verify['receipts']:,})",

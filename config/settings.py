@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "reviews",
     "executor",
     "mgp",
+    "mcp_bridge",
 ]
 
 MIDDLEWARE = [

@@ -2,18 +2,30 @@
 
 import json
 import shlex
+from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.utils import unquote
 from django.contrib.admin.views.main import ChangeList
+from django.core.exceptions import PermissionDenied
 from django.db.models import OuterRef, Subquery
+from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils import timezone
+from django.utils.decorators import method_decorator
 from django.utils.html import format_html, format_html_join
+from django.views.decorators.http import require_GET, require_POST, require_safe
 
 from core.admin import CappedCountPaginator
+from executor.chain_panel import verification_cell
+from executor.export import csv_lines, jsonl_lines
 from executor.models import ChainVerification, Receipt, ReceiptChain
 from executor.presenters import attach_page
 from executor.services import request_chain_verification, requeue_dead_entry
 from executor.story import receipt_story
+from executor.timeline import memory_timeline
 from memory_core.labels import choice_label
 from proposals.models import OutboxEntry
 from tenancy.admin import OPERATE, VIEW, TenantReadOnlyAdmin
@@ -52,12 +64,66 @@ class ReceiptAdmin(TenantReadOnlyAdmin):
     # receipts; the created_at filter above needs no query.
     show_full_result_count = False
     paginator = CappedCountPaginator
+    # Newest first, as audit consoles list events, along receipt_recent_idx (one tenant) or
+    # receipt_global_recent_idx (all of a superuser's): never a sort of the whole table.
+    ordering = ["-created_at", "-id"]
     # The change page tells the story (templates/admin/executor/receipt/change_form.html, from
     # executor.story); the form behind it needs no columns.
     fields = ["seq"]
 
     def get_changelist(self, request, **kwargs):
         return ReceiptChangeList
+
+    def get_urls(self):
+        name = f"{self.opts.app_label}_{self.opts.model_name}"
+
+        def view(function):
+            return self.admin_site.admin_view(require_safe(function))
+
+        return [
+            path("memory/<uuid:memory_id>/", view(self.timeline_view), name=f"{name}_timeline"),
+            path("export.csv", view(self.export_view), {"fmt": "csv"}, name=f"{name}_export_csv"),
+            path("export.jsonl", view(self.export_view), {"fmt": "jsonl"}, name=f"{name}_export_jsonl"),
+            *super().get_urls(),
+        ]
+
+    def timeline_view(self, request, memory_id):
+        """Every revision of one memory with its receipt, decisions and evidence (read-only)."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        timeline = memory_timeline(self.get_queryset(request), memory_id)
+        if timeline is None:
+            raise Http404("No receipt of this memory in the tenants you may see")
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": f"Memory {memory_id}",
+            "timeline": timeline,
+        }
+        return TemplateResponse(request, "admin/executor/receipt/timeline.html", context)
+
+    def export_view(self, request, fmt):
+        """Stream the receipts the list shows (same filters, same tenant lines) as CSV or JSON Lines."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        try:
+            selected = self.get_changelist_instance(request).queryset
+        except IncorrectLookupParameters:
+            return JsonResponse(
+                {"code": "bad_filter", "title": "The export's filters are not valid", "status": 400},
+                status=400,
+                content_type="application/problem+json",
+            )
+        stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
+        if fmt == "csv":
+            response = StreamingHttpResponse(csv_lines(selected), content_type="text/csv; charset=utf-8")
+        else:
+            lines = jsonl_lines(
+                selected, exported_by=request.user.get_username(), filters=request.GET.urlencode()
+            )
+            response = StreamingHttpResponse(lines, content_type="application/jsonl; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="receipts-{stamp}.{fmt}"'
+        return response
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         """Tell the receipt's whole story on one page; a receipt the viewer cannot see answers as missing."""
@@ -87,7 +153,14 @@ class ReceiptAdmin(TenantReadOnlyAdmin):
             text = summary.text
         else:
             text = format_html("“{}”", summary.text) if summary.text else ""
-        return format_html("<strong>{} {}</strong><br>{}", proposal.get_action_display().lower(), kind, text)
+        timeline = reverse("admin:executor_receipt_timeline", args=[receipt.memory_id])
+        return format_html(
+            '<strong>{} {}</strong> <a class="timeline" href="{}">timeline</a><br>{}',
+            proposal.get_action_display().lower(),
+            kind,
+            timeline,
+            text,
+        )
 
     @admin.display(description="proposed by")
     def proposed_by(self, receipt):
@@ -153,17 +226,42 @@ class ReceiptChainAdmin(TenantReadOnlyAdmin):
 
     def get_queryset(self, request):
         latest = ChainVerification.objects.filter(tenant=OuterRef("tenant")).order_by("-requested_at")
+        columns = ["status", "requested_at", "finished_at", "head_seq", "problems", "receipts", "total"]
         return (
             super()
             .get_queryset(request)
-            .annotate(
-                verification_status=Subquery(latest.values("status")[:1]),
-                verification_requested_at=Subquery(latest.values("requested_at")[:1]),
-                verification_finished_at=Subquery(latest.values("finished_at")[:1]),
-                verification_head_seq=Subquery(latest.values("head_seq")[:1]),
-                verification_problems=Subquery(latest.values("problems")[:1]),
-            )
+            .annotate(**{f"verification_{c}": Subquery(latest.values(c)[:1]) for c in columns})
         )
+
+    def get_urls(self):
+        name = f"{self.opts.app_label}_{self.opts.model_name}"
+        view = self.admin_site.admin_view
+        return [
+            path("<uuid:tenant_id>/verification/", view(self.verification_view), name=f"{name}_verification"),
+            path("<uuid:tenant_id>/verify/", view(self.verify_view), name=f"{name}_verify"),
+            *super().get_urls(),
+        ]
+
+    def _visible_chain(self, request, tenant_id) -> ReceiptChain:
+        chain = self.get_queryset(request).filter(pk=tenant_id).first()
+        if chain is None or not self.has_view_permission(request, chain):
+            raise Http404("No chain of this tenant among those you may see")
+        return chain
+
+    @method_decorator(require_GET)
+    def verification_view(self, request, tenant_id):
+        """The chain's "last verification" cell, which the panel polls while a verification runs."""
+        chain = self._visible_chain(request, tenant_id)
+        return HttpResponse(verification_cell(chain.tenant_id, _latest_verification(chain)))
+
+    @method_decorator(require_POST)
+    def verify_view(self, request, tenant_id):
+        """Queue a verification (a Celery task runs it, never this request); answer with the polling cell."""
+        chain = self._visible_chain(request, tenant_id)
+        verification = request_chain_verification(
+            tenant_id=chain.tenant_id, requested_by=request.user.get_username()
+        )
+        return HttpResponse(verification_cell(chain.tenant_id, verification))
 
     @admin.display(description="head", ordering="seq")
     def head(self, chain):
@@ -173,18 +271,7 @@ class ReceiptChainAdmin(TenantReadOnlyAdmin):
 
     @admin.display(description="last verification")
     def last_verification(self, chain):
-        status = chain.verification_status
-        if status is None:
-            return "never verified here"
-        if status in (ChainVerification.Status.QUEUED, ChainVerification.Status.RUNNING):
-            return f"{status} since {chain.verification_requested_at:%Y-%m-%d %H:%M:%S} UTC"
-        when = f"{chain.verification_finished_at:%Y-%m-%d %H:%M:%S} UTC"
-        if status == ChainVerification.Status.OK:
-            return format_html("verified ✓ up to #{} at {}", chain.verification_head_seq, when)
-        problems = chain.verification_problems or []
-        if isinstance(problems, str):  # SQLite hands a JSON subquery back as text
-            problems = json.loads(problems)
-        return format_html("<strong>BROKEN ✗</strong> at {}: {}", when, problems[0] if problems else "")
+        return verification_cell(chain.tenant_id, _latest_verification(chain))
 
     @admin.display(description="last signed checkpoint")
     def last_checkpoint(self, chain):
@@ -199,7 +286,7 @@ class ReceiptChainAdmin(TenantReadOnlyAdmin):
         )
 
     @admin.action(
-        description="Verify now (runs in the background; reload for the result)", permissions=["view"]
+        description="Verify now (runs in the background; the panel shows its progress)", permissions=["view"]
     )
     def verify(self, request, queryset):
         if self.refuse_foreign_rows(request, queryset, VIEW):
@@ -207,3 +294,22 @@ class ReceiptChainAdmin(TenantReadOnlyAdmin):
         for chain in queryset.select_related("tenant"):
             request_chain_verification(tenant_id=chain.tenant_id, requested_by=request.user.get_username())
             self.message_user(request, f"{chain.tenant}: verification queued", messages.SUCCESS)
+
+
+def _latest_verification(chain: Any) -> ChainVerification | None:
+    """The chain's latest verification, from the columns the panel's queryset annotates (no query)."""
+    if chain.verification_status is None:
+        return None
+    problems = chain.verification_problems or []
+    if isinstance(problems, str):  # SQLite hands a JSON subquery back as text
+        problems = json.loads(problems)
+    return ChainVerification(
+        tenant_id=chain.tenant_id,
+        status=chain.verification_status,
+        requested_at=chain.verification_requested_at,
+        finished_at=chain.verification_finished_at,
+        head_seq=chain.verification_head_seq,
+        problems=problems,
+        receipts=chain.verification_receipts,
+        total=chain.verification_total,
+    )

@@ -1,6 +1,6 @@
 """Append to and verify the per-tenant hash chain of receipts."""
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,6 +10,8 @@ from django.utils import timezone
 
 from core.canonical import digest
 from executor.models import Receipt, ReceiptChain, uuid_text
+
+PROGRESS_EVERY = 5000  # receipts between two progress reports of a verification
 
 
 def append_receipt(*, tenant_id: Any, **fields: Any) -> Receipt:
@@ -55,12 +57,22 @@ class ChainBreak:
         return f"tenant {self.tenant_id}: receipt {self.receipt_id} (seq {self.seq}): {self.problem}"
 
 
-def verify_chain_range(tenant_id: Any, first: int, last: int) -> tuple[int, ChainBreak | None]:
+def verify_chain_range(
+    tenant_id: Any,
+    first: int,
+    last: int,
+    *,
+    on_progress: Callable[[int], None] | None = None,
+    every: int = PROGRESS_EVERY,
+) -> tuple[int, ChainBreak | None]:
     """Recompute receipts ``first``..``last`` of a chain; return how many verified and the first break.
 
     The range starts from the stored hash of receipt ``first - 1``, which the
     range before it verifies, so ranges can be checked independently.
+    ``on_progress(n)`` hears of every ``every`` receipts verified, and of the rest at the end
+    (it must pickle: ranges may run in other processes).
     """
+    reported = 0
     if first == 1:
         expected_prev = Receipt.GENESIS_HASH
     else:
@@ -69,7 +81,7 @@ def verify_chain_range(tenant_id: Any, first: int, last: int) -> tuple[int, Chai
             or ""  # a missing predecessor: no stored hash can match it
         )
     expected_seq, count = first, 0
-    for row in _receipt_rows(tenant_id, first, last):
+    for row in receipt_rows(tenant_id, first, last):
         problem = None
         if row["seq"] != expected_seq:
             problem = f"sequence gap: expected seq {expected_seq}"
@@ -78,13 +90,23 @@ def verify_chain_range(tenant_id: Any, first: int, last: int) -> tuple[int, Chai
         elif digest(Receipt.body_of(row)) != row["hash"]:
             problem = "hash does not match the receipt's contents (a column was changed)"
         if problem:
+            _report(on_progress, count - reported)
             return count, ChainBreak(str(tenant_id), row["seq"], uuid_text(row["id"]), problem)
         expected_prev, expected_seq, count = row["hash"], row["seq"] + 1, count + 1
+        if count - reported >= every:
+            _report(on_progress, count - reported)
+            reported = count
+    _report(on_progress, count - reported)
     if expected_seq <= last:  # receipts stop before the range's end
         return count, ChainBreak(
             str(tenant_id), expected_seq, "-", f"sequence gap: expected seq {expected_seq}"
         )
     return count, None
+
+
+def _report(on_progress: Callable[[int], None] | None, verified: int) -> None:
+    if on_progress is not None and verified:
+        on_progress(verified)
 
 
 def head_problem(tenant_id: Any) -> str | None:
@@ -100,7 +122,7 @@ def head_problem(tenant_id: Any) -> str | None:
     return None
 
 
-def _receipt_rows(tenant_id: Any, first: int, last: int) -> Iterator[dict]:
+def receipt_rows(tenant_id: Any, first: int, last: int) -> Iterator[dict]:
     """Stream receipts in chain order as dicts (no model instance per row).
 
     Ids come as text from the database: the hash covers their text anyway,

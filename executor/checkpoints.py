@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from django.conf import settings
 from django.utils import timezone
 
@@ -91,14 +92,26 @@ def sign_checkpoints() -> list[dict]:
 
 
 def record_checkpoints(checkpoints: list[dict]) -> None:
-    """Note on each chain head which seq was last signed and when, for the admin's chain panel.
+    """Keep on each chain head the checkpoint last signed, for the chain panel and receipt exports.
 
-    The signed file stays the proof; this is only where auditors see how old it is.
+    The signed file stays the auditor's proof; the copy here lets an export carry the
+    signature (a DBA who alters it only makes the export fail to verify).
     """
     for checkpoint in checkpoints:
         ReceiptChain.objects.filter(tenant_id=checkpoint["tenant_id"]).update(
-            checkpoint_seq=checkpoint["seq"], checkpoint_signed_at=checkpoint["signed_at"]
+            checkpoint_seq=checkpoint["seq"],
+            checkpoint_signed_at=checkpoint["signed_at"],
+            checkpoint=checkpoint,
         )
+
+
+def public_key_text() -> str | None:
+    """Return the checkpoint public key as base64 (for an export to carry), or None if none is set."""
+    try:
+        key = public_key()
+    except (CheckpointKeyMissing, CheckpointKeyInvalid):
+        return None
+    return base64.b64encode(key.public_bytes(Encoding.Raw, PublicFormat.Raw)).decode()
 
 
 def verify_checkpoint(checkpoint: dict, key: Ed25519PublicKey | None = None) -> CheckpointProblem | None:

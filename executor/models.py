@@ -87,6 +87,8 @@ class Receipt(AppendOnlyModel):
             ),
             models.Index(fields=["tenant", "proposal", "seq"], name="receipt_proposal_idx"),
             models.Index(fields=["tenant", "-created_at", "-id"], name="receipt_recent_idx"),
+            # The admin's receipt list across the tenants a viewer sees, newest first.
+            models.Index(fields=["-created_at", "-id"], name="receipt_global_recent_idx"),
         ]
 
     def __str__(self) -> str:
@@ -168,6 +170,8 @@ class ReceiptChain(models.Model):
     # The last head ``checkpoint_receipts`` signed (the signed file itself lives outside the database).
     checkpoint_seq = models.PositiveBigIntegerField(null=True, blank=True)
     checkpoint_signed_at = models.DateTimeField(null=True, blank=True)
+    # That checkpoint exactly as signed (with its signature), so a receipt export can carry it.
+    checkpoint = models.JSONField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.tenant_id} @ {self.seq}"
@@ -193,7 +197,12 @@ class ChainVerification(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     head_seq = models.PositiveBigIntegerField(null=True, blank=True, help_text="The chain head when it ran")
-    receipts = models.PositiveBigIntegerField(default=0, help_text="Receipts recomputed")
+    receipts = models.PositiveBigIntegerField(
+        default=0, help_text="Receipts recomputed (so far, while running)"
+    )
+    total = models.PositiveBigIntegerField(
+        default=0, help_text="Receipts to recompute (the head when it began)"
+    )
     problems = models.JSONField(default=list)
 
     class Meta:
@@ -205,3 +214,11 @@ class ChainVerification(models.Model):
     @property
     def ok(self) -> bool:
         return self.status == self.Status.OK
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.OK, self.Status.BROKEN)
+
+    @property
+    def percent(self) -> int:
+        return min(100, self.receipts * 100 // self.total) if self.total else 0

@@ -211,18 +211,22 @@ def run_chain_verification(*, verification_id: Any) -> ChainVerification:
     """Verify the chain a queued request names and record the result where the admin shows it.
 
     Not one transaction: the verification forks readers for a big tenant, and
-    "running" must be visible while it works. A request already taken returns as it is.
+    "running" and its progress (``receipts`` of ``total``) must be visible while it works.
+    A request already taken returns as it is.
     """
+    verification = ChainVerification.objects.get(pk=verification_id)
+    head = (
+        ReceiptChain.objects.filter(tenant_id=verification.tenant_id).values_list("seq", flat=True).first()
+        or 0
+    )
     taken = ChainVerification.objects.filter(
         pk=verification_id, status=ChainVerification.Status.QUEUED
-    ).update(status=ChainVerification.Status.RUNNING, started_at=timezone.now())
-    verification = ChainVerification.objects.get(pk=verification_id)
+    ).update(status=ChainVerification.Status.RUNNING, started_at=timezone.now(), total=head, receipts=0)
     if not taken:
         return verification
-    head = ReceiptChain.objects.filter(tenant_id=verification.tenant_id).values_list("seq", flat=True).first()
-    result = verify_tenant(verification.tenant_id)
+    result = verify_tenant(verification.tenant_id, verification_id=verification.pk)
     verification.status = ChainVerification.Status.OK if result.ok else ChainVerification.Status.BROKEN
-    verification.head_seq, verification.receipts = head or 0, result.receipts
+    verification.head_seq, verification.total, verification.receipts = head, head, result.receipts
     verification.problems, verification.finished_at = result.problems, timezone.now()
     verification.save(update_fields=["status", "head_seq", "receipts", "problems", "finished_at"])
     return verification

@@ -9,7 +9,8 @@ import uuid
 from typing import Any
 
 from django.contrib.postgres.search import SearchVectorField
-from django.db import models
+from django.db import connection, models
+from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
 from core.canonical import digest
@@ -344,6 +345,47 @@ class AccessEventItem(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"{self.memory_id}@{self.revision} as {self.mode}"
+
+
+class MemoryReads(models.Model):
+    """How often one memory was explicitly read (a GET that served it) on one day.
+
+    The compact use history ranking's activation reads: derived from the access
+    events, which stay the record, and kept per memory and day so a window of
+    candidates costs a few index rows each at any size (scanning the events
+    grew with the tenant's whole read history).
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    memory_id = models.UUIDField()
+    day = models.DateField()
+    reads = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "memory_id", "day"], name="memory_reads_one_row_a_day")
+        ]
+        verbose_name_plural = "memory reads"
+
+    def __str__(self) -> str:
+        return f"{self.memory_id} read {self.reads}× on {self.day}"
+
+    @classmethod
+    def count(cls, tenant_id, memory_id) -> None:
+        """Add one read today, in one statement (an upsert: concurrent reads never lose a count)."""
+        memory = cls._meta.get_field("memory_id")
+        values = [
+            cls._meta.get_field("tenant").get_db_prep_value(tenant_id, connection),
+            memory.get_db_prep_value(memory_id, connection),
+            timezone.now().date(),
+        ]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "INSERT INTO memory_core_memoryreads (tenant_id, memory_id, day, reads)"
+                " VALUES (%s, %s, %s, 1) ON CONFLICT (tenant_id, memory_id, day)"
+                " DO UPDATE SET reads = memory_core_memoryreads.reads + 1",
+                values,
+            )
 
 
 class RecallFeedback(AppendOnlyModel):

@@ -26,17 +26,16 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from evidence.models import EvidenceRevision
 from memory_core.embeddings import Vector, active_embedder, similarities
 from memory_core.models import (
-    AccessEvent,
-    AccessEventItem,
     Memory,
     MemoryEvidence,
+    MemoryReads,
     MemoryVector,
     RecallFeedback,
 )
@@ -330,24 +329,19 @@ def _reads(ids: Iterable, tenant_id) -> dict:
     """Explicit reads (gets) of each memory in the last ``ACTIVATION_DAYS`` (one query).
 
     Search hits do not count: a memory served because it ranked high would
-    otherwise rank higher for having been served.
+    otherwise rank higher for having been served. The daily counts
+    (``MemoryReads``) cost a few index rows per memory, however long the history.
     """
     ids = list(ids)
     if not ids:
         return {}
-    since = timezone.now() - timedelta(days=ACTIVATION_DAYS)
+    since = (timezone.now() - timedelta(days=ACTIVATION_DAYS)).date()
     rows = (
-        AccessEventItem.objects.filter(
-            tenant_id=tenant_id,
-            memory_id__in=ids,
-            event__action=AccessEvent.Action.GET,
-            event__outcome=AccessEvent.Outcome.OK,
-            event__created_at__gte=since,
-        )
+        MemoryReads.objects.filter(tenant_id=tenant_id, memory_id__in=ids, day__gte=since)
         .values("memory_id")
-        .annotate(reads=Count("event_id", distinct=True))
+        .annotate(total=Sum("reads"))
     )
-    return {row["memory_id"]: row["reads"] for row in rows}
+    return {row["memory_id"]: row["total"] for row in rows}
 
 
 def _sources(memories: list[Memory]) -> dict:

@@ -19,7 +19,7 @@ from django.utils import timezone
 from core.errors import DomainError
 from core.keyed import keyed_digest
 from memory_core.episodes import neighbours as episode_neighbours
-from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence
+from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence, MemoryReads
 from memory_core.ranking import DENSE_POOL, WINDOW, Scored, dense_order, rerank, weights_for
 from memory_core.read_policy import active_read_policy
 from memory_core.return_modes import matched_terms, present
@@ -235,6 +235,7 @@ def read_memory(*, agent: Agent, memory_id: uuid.UUID, context: dict) -> tuple[d
         served=[(memory, rule)],
         fingerprint=policy.fingerprint,
     )
+    MemoryReads.count(agent.tenant_id, memory.id)
     return present(memory, rule.mode, evidence=evidence), rule.mode, rule.id
 
 

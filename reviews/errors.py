@@ -49,3 +49,17 @@ class ReasonRequired(DomainError):
     code = "reason_required"
     status = 400
     title = "Every decision needs a reason"
+
+
+class NotAConflict(DomainError):
+    code = "not_a_conflict"
+    status = 400
+    title = "Only proposals that conflict with this one can be decided with it"
+
+
+class DecidedTogetherRefused(DomainError):
+    """One item of a decide-together was refused, so none was recorded (``cause`` is its code)."""
+
+    code = "decided_together_refused"
+    status = 409
+    title = "One of the proposals could not be decided, so none was"

@@ -1,5 +1,7 @@
 """Forms of the review UI; they validate, the services decide."""
 
+import uuid
+
 from django import forms
 
 from memory_core.models import Memory
@@ -52,13 +54,51 @@ class BulkApproveForm(forms.Form):
         self.fields["items"].valid_value = lambda value: value.count(":") == 1  # type: ignore[attr-defined]
 
     def clean_items(self):
-        import uuid
+        return _id_digest_pairs(self.cleaned_data["items"])
 
-        pairs = []
-        for value in self.cleaned_data["items"]:
-            proposal_id, digest = value.split(":")
-            try:
-                pairs.append((uuid.UUID(proposal_id), digest))
-            except ValueError:
-                raise forms.ValidationError("Unknown proposal in the selection.") from None
-        return pairs
+
+Decision = ReviewDecision.Decision
+
+
+class DecideTogetherForm(forms.Form):
+    """This proposal's decision and one decision for the conflicting proposals ticked, with one reason.
+
+    Each ticked value is "proposal_id:action_digest", the digest rendered with
+    the page: a proposal changed since then is refused, not decided unseen.
+    """
+
+    decision = forms.ChoiceField(
+        choices=[("", "leave undecided"), *Decision.choices], required=False, label="This proposal"
+    )
+    action_digest = forms.RegexField(r"^[0-9a-f]{64}$", widget=forms.HiddenInput)
+    others = forms.MultipleChoiceField(choices=[], required=False)
+    others_decision = forms.ChoiceField(
+        choices=[(Decision.REJECT, "Reject"), (Decision.REQUEST_CHANGES, "Request changes")],
+        label="The ticked conflicting proposals",
+    )
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=5000)
+    represented_owner = forms.CharField(max_length=200, required=False)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["others"].valid_value = lambda value: value.count(":") == 1  # type: ignore[attr-defined]
+
+    def clean_others(self):
+        return _id_digest_pairs(self.cleaned_data["others"])
+
+    def clean(self):
+        cleaned = super().clean() or {}
+        if not cleaned.get("decision") and not cleaned.get("others"):
+            raise forms.ValidationError("Choose a decision for this proposal or tick a conflicting one.")
+        return cleaned
+
+
+def _id_digest_pairs(values: list[str]) -> list[tuple[uuid.UUID, str]]:
+    pairs = []
+    for value in values:
+        proposal_id, digest = value.split(":")
+        try:
+            pairs.append((uuid.UUID(proposal_id), digest))
+        except ValueError:
+            raise forms.ValidationError("Unknown proposal in the selection.") from None
+    return pairs

@@ -79,7 +79,7 @@ def outcome_bars(
     peak = max([day[name] for day in outcomes_by_day for name in series] + [1])
     bars, labels = [], []
     for index, day in enumerate(outcomes_by_day):
-        left = 20 + index * 95
+        left = 50 + index * 90
         labels.append((left, day["day"]))
         for offset, name in enumerate(series):
             bar_height = round(day[name] * height / peak)
@@ -93,9 +93,11 @@ class ConflictRow:
     id: Any
     says: str  # its statement as this person may read it ("" when the read policy hides it)
     detail: str
+    digest: str = ""  # a proposal's action digest as shown, for deciding it together
+    decidable: bool = False  # a pending proposal that still needs this person
 
 
-def conflict_rows(conflicts) -> list[ConflictRow]:
+def conflict_rows(conflicts, *, decidable: frozenset | set = frozenset()) -> list[ConflictRow]:
     """What else claims the proposal's dedupe key, each with what it says, for side-by-side reading.
 
     An active memory's statement goes through the read policy for people; a
@@ -110,6 +112,13 @@ def conflict_rows(conflicts) -> list[ConflictRow]:
     for other in conflicts.proposals:
         statement = (other.fields.get("content") or {}).get("statement", "")
         rows.append(
-            ConflictRow("proposal", other.pk, str(statement), f"{other.action}, {other.get_status_display()}")
+            ConflictRow(
+                "proposal",
+                other.pk,
+                str(statement),
+                f"{other.action}, {other.get_status_display()}",
+                digest=other.action_digest,
+                decidable=other.pk in decidable,
+            )
         )
     return rows

@@ -9,7 +9,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db.models import Count, Exists, OuterRef, QuerySet, Subquery
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
@@ -129,6 +129,37 @@ def approving_decisions(proposal: Proposal) -> list[ReviewDecision]:
     return distinct
 
 
+def needing(user, proposals: list[Proposal]) -> set[uuid.UUID]:
+    """Return the ids among ``proposals`` that still need ``user``, as the queue would list them.
+
+    Pending review, in a tenant the person may decide, not submitted through
+    their agent, not yet decided by them in its current version. At most three
+    queries, however many proposals.
+    """
+    pending = {p.pk: p for p in proposals if p.status == Proposal.Status.PENDING_REVIEW}
+    if not pending:
+        return set()
+    tenants = set(
+        decidable_tenants(user)
+        .filter(pk__in={p.tenant_id for p in pending.values()})
+        .values_list("pk", flat=True)
+    )
+    candidates = {pk for pk, p in pending.items() if p.tenant_id in tenants}
+    if not candidates:
+        return set()
+    own = set(
+        Proposal.objects.filter(pk__in=candidates, submitted_by__user=user).values_list("pk", flat=True)
+    )
+    decided = {
+        proposal_id
+        for proposal_id, digest in ReviewDecision.objects.filter(
+            proposal_id__in=candidates, actor=user
+        ).values_list("proposal_id", "action_digest")
+        if digest == pending[proposal_id].action_digest
+    }
+    return candidates - own - decided
+
+
 def has_veto(proposal: Proposal) -> bool:
     return ReviewDecision.objects.filter(
         proposal=proposal, action_digest=proposal.action_digest, decision=ReviewDecision.Decision.REJECT
@@ -143,17 +174,29 @@ def decision_history(proposal: Proposal) -> list[ReviewDecision]:
     return decisions
 
 
+# Waiting-time buckets of the dashboard: (label, lower bound in hours), oldest last.
+AGE_BUCKETS = [("under 1 h", 0), ("1–4 h", 1), ("4–24 h", 4), ("1–3 days", 24), ("over 3 days", 72)]
+TOP_RULES = 8
+
+
 @dataclass(frozen=True)
 class ReviewerDashboard:
     queue_depth: int
     decided_last_7_days: int
     median_hours_to_decision: float | None
     outcomes_by_day: list[dict]
+    waiting_by_age: list[tuple[str, int]]  # (bucket label, proposals waiting for this person)
+    by_rule: list[dict]  # {"rule", "waiting", "decided"}, busiest first
 
 
 def reviewer_dashboard(*, user, days: int = 7) -> ReviewerDashboard:
-    """Return queue depth, decision latency and daily outcomes for the person's tenants."""
-    since = timezone.now() - timedelta(days=days)
+    """Return queue depth, decision latency, daily outcomes, waiting by age and by rule.
+
+    A fixed number of queries, whatever the size of the queue or the history:
+    the counts are aggregated by the database, the rules capped at ``TOP_RULES``.
+    """
+    now = timezone.now()
+    since = now - timedelta(days=days)
     decisions = ReviewDecision.objects.filter(tenant__in=decidable_tenants(user), created_at__gte=since)
     waits = [
         (decided - submitted).total_seconds() / 3600
@@ -165,7 +208,7 @@ def reviewer_dashboard(*, user, days: int = 7) -> ReviewerDashboard:
         .annotate(count=Count("id"))
         .order_by("day")
     )
-    today = timezone.now().date()
+    today = now.date()
     outcomes = {
         today - timedelta(days=offset): dict.fromkeys(ReviewDecision.Decision.values, 0)
         for offset in range(days - 1, -1, -1)
@@ -173,9 +216,38 @@ def reviewer_dashboard(*, user, days: int = 7) -> ReviewerDashboard:
     for row in per_day:
         if row["day"] in outcomes:
             outcomes[row["day"]][row["decision"]] = row["count"]
+    queue = review_queue(user=user)
     return ReviewerDashboard(
-        queue_depth=review_queue(user=user).count(),
+        queue_depth=queue.count(),
         decided_last_7_days=len(waits),
         median_hours_to_decision=round(statistics.median(waits), 1) if waits else None,
         outcomes_by_day=[{"day": day, **counts} for day, counts in outcomes.items()],
+        waiting_by_age=_waiting_by_age(queue, now),
+        by_rule=_by_rule(queue, decisions),
     )
+
+
+def _waiting_by_age(queue: QuerySet[Proposal], now) -> list[tuple[str, int]]:
+    """Count the queue per age bucket in one aggregate query."""
+    bounds = [hours for _, hours in AGE_BUCKETS] + [None]
+    counts = {}
+    for index, ((_, lower), upper) in enumerate(zip(AGE_BUCKETS, bounds[1:], strict=True)):
+        window = Q(created_at__lte=now - timedelta(hours=lower))
+        if upper is not None:
+            window &= Q(created_at__gt=now - timedelta(hours=upper))
+        counts[f"bucket_{index}"] = Count("pk", filter=window)
+    totals = queue.order_by().aggregate(**counts)
+    return [(label, totals[f"bucket_{index}"]) for index, (label, _) in enumerate(AGE_BUCKETS)]
+
+
+def _by_rule(queue: QuerySet[Proposal], decisions: QuerySet[ReviewDecision]) -> list[dict]:
+    """Proposals waiting and decisions made, per routing rule, the busiest ``TOP_RULES`` rules."""
+    rows: dict[str, dict] = {}
+    waiting = queue.order_by().values("matched_rule").annotate(n=Count("pk"))
+    for row in waiting.order_by("-n")[:TOP_RULES]:
+        rows.setdefault(row["matched_rule"], {"waiting": 0, "decided": 0})["waiting"] = row["n"]
+    decided = decisions.order_by().values("proposal__matched_rule").annotate(n=Count("pk"))
+    for row in decided.order_by("-n")[:TOP_RULES]:
+        rows.setdefault(row["proposal__matched_rule"], {"waiting": 0, "decided": 0})["decided"] = row["n"]
+    ranked = sorted(rows.items(), key=lambda item: (-item[1]["waiting"] - item[1]["decided"], item[0]))
+    return [{"rule": rule, **counts} for rule, counts in ranked[:TOP_RULES]]

@@ -15,10 +15,13 @@ from django.utils import timezone
 from core.errors import DomainError
 from proposals.errors import ProposalNotFound
 from proposals.models import Proposal
+from proposals.selectors import dedupe_conflicts
 from proposals.services import conclude_review
 from reviews.errors import (
     AlreadyDecided,
+    DecidedTogetherRefused,
     DecisionNotPermitted,
+    NotAConflict,
     NotLowRisk,
     NotUnderReview,
     ReasonRequired,
@@ -45,6 +48,30 @@ def record_decision(
     require_low_risk: bool = False,
 ) -> ReviewDecision:
     """Record one person's decision on the exact action they saw; release, veto or return it."""
+    return _decide(
+        actor=actor,
+        proposal_id=proposal_id,
+        decision=decision,
+        reason=reason,
+        represented_owner=represented_owner,
+        action_digest=action_digest,
+        channel=channel,
+        require_low_risk=require_low_risk,
+    )
+
+
+def _decide(
+    *,
+    actor,
+    proposal_id: uuid.UUID,
+    decision: str,
+    reason: str,
+    represented_owner: str,
+    action_digest: str,
+    channel: str,
+    require_low_risk: bool = False,
+) -> ReviewDecision:
+    """The body of ``record_decision``, inside a transaction the caller owns."""
     proposal = (
         Proposal.objects.select_for_update(of=("self",))
         .select_related("submitted_by", "tenant")
@@ -129,3 +156,58 @@ def bulk_approve(
         except DomainError as error:
             results.append(BulkResult(proposal_id, error=error))
     return results
+
+
+@dataclass(frozen=True)
+class TogetherItem:
+    proposal_id: uuid.UUID
+    action_digest: str  # of the action the person saw for this proposal
+    decision: str
+
+
+@transaction.atomic(durable=True)
+def decide_together(
+    *, actor, proposal_id: uuid.UUID, items: list[TogetherItem], reason: str, represented_owner: str
+) -> list[ReviewDecision]:
+    """Decide a proposal and the pending proposals it conflicts with: all of them, or none.
+
+    Each item becomes its own ``ReviewDecision`` on its own digest, with every
+    check ``record_decision`` makes. One transaction: if any item is refused
+    (changed since seen, already decided, the person's own), nothing is
+    recorded, so "approve this, reject the rivals" never half happens. The
+    others must be pending proposals that claim the same dedupe key as
+    ``proposal_id``; rows are locked in id order, so two people deciding
+    overlapping sets wait for each other instead of deadlocking.
+    """
+    allowed = {proposal_id} | _pending_conflict_ids(actor, proposal_id)
+    for item in items:
+        if item.proposal_id not in allowed:
+            raise DecidedTogetherRefused(
+                f"{item.proposal_id}: {NotAConflict.title}.", proposal_id=str(item.proposal_id)
+            )
+    decisions = []
+    for item in sorted(items, key=lambda item: item.proposal_id):
+        try:
+            decisions.append(
+                _decide(
+                    actor=actor,
+                    proposal_id=item.proposal_id,
+                    decision=item.decision,
+                    reason=reason,
+                    represented_owner=represented_owner,
+                    action_digest=item.action_digest,
+                    channel=ReviewDecision.Channel.UI,
+                )
+            )
+        except DomainError as refusal:
+            raise DecidedTogetherRefused(
+                f"{item.proposal_id}: {refusal.detail}", proposal_id=str(item.proposal_id), cause=refusal.code
+            ) from refusal
+    return decisions
+
+
+def _pending_conflict_ids(actor, proposal_id: uuid.UUID) -> set[uuid.UUID]:
+    proposal = Proposal.objects.filter(pk=proposal_id, tenant__in=viewable_tenants(actor)).first()
+    if proposal is None:
+        raise ProposalNotFound()
+    return {other.pk for other in dedupe_conflicts(proposal).proposals}

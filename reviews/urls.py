@@ -10,4 +10,5 @@ urlpatterns = [
     path("bulk-approve/", views.bulk_approve_view, name="bulk-approve"),
     path("proposals/<uuid:proposal_id>/", views.proposal_page, name="proposal"),
     path("proposals/<uuid:proposal_id>/decide/", views.decide, name="decide"),
+    path("proposals/<uuid:proposal_id>/decide-together/", views.decide_together_view, name="decide-together"),
 ]

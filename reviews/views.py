@@ -24,7 +24,9 @@ from evidence.models import EvidenceRevision
 from memory_core.selectors import memory_at_revision, memory_history, memory_or_none
 from proposals.errors import ProposalNotFound
 from proposals.selectors import dedupe_conflicts
-from reviews.forms import BulkApproveForm, DecisionForm, QueueFilterForm
+from reviews.charts import hbars, y_ticks
+from reviews.figures import cited_figures, evidence_rows, external_link, found_figures
+from reviews.forms import BulkApproveForm, DecideTogetherForm, DecisionForm, QueueFilterForm
 from reviews.models import ReviewDecision
 from reviews.presenters import (
     conflict_rows,
@@ -40,11 +42,12 @@ from reviews.selectors import (
     count_up_to,
     decision_history,
     is_submitter,
+    needing,
     proposal_for_review,
     review_queue,
     reviewer_dashboard,
 )
-from reviews.services import bulk_approve, record_decision
+from reviews.services import TogetherItem, bulk_approve, decide_together, record_decision
 from tenancy.throttling import client_address
 
 PAGE_SIZE = 50
@@ -90,19 +93,29 @@ def proposal_page(request, proposal_id):
         .select_related("source")
         .order_by("source_id", "revision")
     )
-    for revision in evidence:
+    figures = cited_figures(proposal.fields.get("content") or {})
+    found: set[str] = set()
+    for revision in evidence:  # attributes for the template only
         pretty = json.dumps(revision.content, indent=2, sort_keys=True, ensure_ascii=False)
-        revision.pretty_content = pretty  # type: ignore[attr-defined]  # for the template
+        revision.pretty_content = pretty  # type: ignore[attr-defined]
+        revision.rows = evidence_rows(revision.content, figures)  # type: ignore[attr-defined]
+        revision.link = external_link(revision.source.external_ref)  # type: ignore[attr-defined]
+        found |= found_figures(figures, revision.rows)  # type: ignore[attr-defined]
+    conflicts = dedupe_conflicts(proposal)
+    rows = conflict_rows(conflicts, decidable=needing(request.user, conflicts.proposals))
+    panel = _panel_context(request, proposal)
     context = {
         "proposal": proposal,
         "summary": plain_language(proposal, memory),
         # Against the revision the proposal was made on: the change as it was decided, even once applied.
         "diff": diff_rows(proposal, memory_at_revision(memory=memory, revision=proposal.base_revision)),
         "evidence": evidence,
+        "figures": [(figure.text, figure.text in found) for figure in figures],
         "decisions": decision_history(proposal),
         "history": memory_history(memory=memory) if memory else [],
-        "conflicts": conflict_rows(dedupe_conflicts(proposal)),
-        **_panel_context(request, proposal),
+        "conflicts": rows,
+        "together": _together_context(proposal, rows, panel),
+        **panel,
     }
     return render(request, "reviews/proposal.html", context)
 
@@ -139,6 +152,34 @@ def decide(request, proposal_id):
 
 @login_required
 @require_POST
+def decide_together_view(request, proposal_id):
+    proposal = _proposal_or_404(request, proposal_id)
+    form = DecideTogetherForm(request.POST)
+    if not form.is_valid():
+        errors = "; ".join(str(error) for errors in form.errors.values() for error in errors)
+        messages.error(request, f"Nothing was recorded: {errors}")
+        return redirect("reviews:proposal", proposal_id=proposal.pk)
+    data = form.cleaned_data
+    items = [TogetherItem(pk, digest, data["others_decision"]) for pk, digest in data["others"]]
+    if data["decision"]:
+        items.insert(0, TogetherItem(proposal.pk, data["action_digest"], data["decision"]))
+    try:
+        decisions = decide_together(
+            actor=request.user,
+            proposal_id=proposal.pk,
+            items=items,
+            reason=data["reason"],
+            represented_owner=data["represented_owner"],
+        )
+    except DomainError as refusal:  # DecidedTogetherRefused names the proposal and why
+        messages.error(request, f"Nothing was recorded. {refusal.detail}")
+    else:
+        messages.success(request, f"Recorded {len(decisions)} decisions, one per proposal.")
+    return redirect("reviews:proposal", proposal_id=proposal.pk)
+
+
+@login_required
+@require_POST
 def bulk_approve_view(request):
     form = BulkApproveForm(request.POST)
     if not form.is_valid():
@@ -162,7 +203,20 @@ def bulk_approve_view(request):
 def dashboard(request):
     stats = reviewer_dashboard(user=request.user)
     bars, labels = outcome_bars(stats.outcomes_by_day)
-    return render(request, "reviews/dashboard.html", {"stats": stats, "bars": bars, "labels": labels})
+    peak = max([bar.count for bar in bars] + [1])
+    age_bars, age_height = hbars([(label, [("waiting", n)]) for label, n in stats.waiting_by_age])
+    rule_bars, rule_height = hbars(
+        [(row["rule"], [("waiting", row["waiting"]), ("decided", row["decided"])]) for row in stats.by_rule]
+    )
+    context = {
+        "stats": stats,
+        "bars": bars,
+        "labels": labels,
+        "ticks": y_ticks(peak),
+        "age": {"bars": age_bars, "height": age_height},
+        "rules": {"bars": rule_bars, "height": rule_height},
+    }
+    return render(request, "reviews/dashboard.html", context)
 
 
 def _proposal_or_404(request, proposal_id):
@@ -170,6 +224,20 @@ def _proposal_or_404(request, proposal_id):
         return proposal_for_review(user=request.user, proposal_id=proposal_id)
     except ProposalNotFound:
         raise Http404("No such proposal") from None
+
+
+def _together_context(proposal, rows, panel: dict) -> dict | None:
+    """The decide-together form, when a conflicting proposal still needs this person."""
+    if not any(row.decidable for row in rows):
+        return None
+    pending = proposal.status == proposal.Status.PENDING_REVIEW
+    this = pending and not panel["blocked"] and not panel["my_decision"]
+    initial = {
+        "action_digest": proposal.action_digest,
+        "decision": ReviewDecision.Decision.APPROVE if this else "",
+        "represented_owner": default_represented_owner(proposal),
+    }
+    return {"this": this, "form": DecideTogetherForm(auto_id="together_%s", initial=initial)}
 
 
 def _panel_context(request, proposal, *, form=None, error=None) -> dict:

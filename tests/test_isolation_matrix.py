@@ -73,6 +73,8 @@ MATRIX = [
     ("stranger", "get", "/review/proposals/{p}/", 404),
     ("stranger", "get", "/review/proposals/{p}/receipt/", 404),
     ("anonymous", "get", "/review/proposals/{p}/", 302),
+    ("stranger", "post", "/review/proposals/{p}/decide-together/", 404),
+    ("anonymous", "post", "/review/proposals/{p}/decide-together/", 302),
 ]
 
 

@@ -40,18 +40,29 @@ def test_database_url(role: str | None = None) -> str:
 def celery_worker(tmp_path: Path, *, beat: bool = False, concurrency: int = 2) -> Iterator[subprocess.Popen]:
     """Start ``celery worker`` (optionally with beat) as a subprocess; stop it on exit.
 
-    The worker connects as the least-privilege ``custodian_executor`` role, as in production.
+    On PostgreSQL the worker connects as the least-privilege ``custodian_executor`` role, as in
+    production; on the embedded default (SQLite) it opens the test database file and uses the
+    filesystem broker under ``CUSTODIAN_VAR_DIR``.
     """
     from django.core.management import call_command
 
-    call_command("setup_db_roles", verbosity=0)
     log_path = tmp_path / "worker.log"
-    env = {
-        **os.environ,
-        "DATABASE_URL": test_database_url("custodian_executor"),
-        "REDIS_URL": settings.CELERY_BROKER_URL,
-        "CUSTODIAN_SWEEP_SECONDS": "1",
-    }
+    if connection.vendor == "sqlite":  # the embedded default: the test database file, the filesystem broker
+        env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL")}
+        env |= {
+            "DATABASE_URL": f"sqlite:///{connection.settings_dict['NAME']}",
+            "CUSTODIAN_SWEEP_SECONDS": "1",
+        }
+        for folder in ("queue", "processed", "control"):
+            (settings.VAR_DIR / "broker" / folder).mkdir(parents=True, exist_ok=True)
+    else:
+        call_command("setup_db_roles", verbosity=0)
+        env = {
+            **os.environ,
+            "DATABASE_URL": test_database_url("custodian_executor"),
+            "REDIS_URL": settings.CELERY_BROKER_URL,
+            "CUSTODIAN_SWEEP_SECONDS": "1",
+        }
     command = worker_command(
         name=f"test-{os.getpid()}-{time.monotonic_ns()}@%h",
         concurrency=concurrency,

@@ -27,6 +27,7 @@ logger = logging.getLogger(__name__)
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 R = TypeVar("R", bound=HttpResponse)
+SERVICE_UNAVAILABLE_RETRY_SECONDS = 1  # a 503's Retry-After: short, the database usually comes back soon
 
 _DRF_CODES = {
     drf.ParseError: "malformed_json",
@@ -117,10 +118,10 @@ def _problem_for(exc):
         return problem_response(400, "invalid_value", "A value is out of range for storage")
     elif isinstance(exc, OperationalError):
         logger.warning("database unavailable: %s", exc)
-        return problem_response(503, "service_unavailable", "Database unavailable, retry later")
+        return _retry_soon(problem_response(503, "service_unavailable", "Database unavailable, retry later"))
     elif isinstance(exc, DatabaseError):
         logger.exception("database error")
-        return problem_response(503, "service_unavailable", "Storage error, retry later")
+        return _retry_soon(problem_response(503, "service_unavailable", "Storage error, retry later"))
     if not isinstance(exc, drf.APIException):
         return None
     code = next((c for cls, c in _DRF_CODES.items() if isinstance(exc, cls)), "error")
@@ -135,6 +136,12 @@ def _problem_for(exc):
         response["WWW-Authenticate"] = auth_header
     if isinstance(exc, drf.Throttled):
         response["Retry-After"] = retry_after(getattr(exc, "wait", None))
+    return response
+
+
+def _retry_soon(response: R) -> R:
+    """Say when to come back after a storage outage: clients honour Retry-After instead of guessing."""
+    response["Retry-After"] = retry_after(SERVICE_UNAVAILABLE_RETRY_SECONDS)
     return response
 
 
@@ -173,8 +180,9 @@ def server_error_handler(request):
     """
     if isinstance(sys.exc_info()[1], OperationalError):
         if _is_api(request):
-            return plain_problem(503, "service_unavailable", "Database unavailable, retry later")
-        return HttpResponse("Database unavailable, retry later.\n", status=503, content_type="text/plain")
+            return _retry_soon(plain_problem(503, "service_unavailable", "Database unavailable, retry later"))
+        text = HttpResponse("Database unavailable, retry later.\n", status=503, content_type="text/plain")
+        return _retry_soon(text)
     if not _is_api(request):
         return server_error(request)
     return plain_problem(500, "server_error", "Internal error")

@@ -97,3 +97,116 @@ def test_the_receipt_page_says_when_its_chain_was_verified(
     receipt = Receipt.objects.get(tenant=chain.tenant, seq=2)
     page = auditor_client.get(reverse("admin:executor_receipt_change", args=[receipt.pk])).content.decode()
     assert "Chain verified ✓ at" in page
+
+
+# "Verify now" as a button on each row, with live progress (htmx polls the cell while it runs).
+
+
+def _cell(client, chain):
+    return client.get(reverse("admin:executor_receiptchain_verification", args=[chain.tenant_id]))
+
+
+def _press(client, chain, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        return client.post(reverse("admin:executor_receiptchain_verify", args=[chain.tenant_id]))
+
+
+def test_the_button_queues_a_verification_and_the_cell_starts_polling(
+    auditor_client, chain, django_capture_on_commit_callbacks
+):
+    response = _press(auditor_client, chain, django_capture_on_commit_callbacks)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "queued since" in html and 'hx-trigger="every 1s"' in html
+    assert ChainVerification.objects.get(tenant=chain.tenant).status == ChainVerification.Status.QUEUED
+
+
+def test_the_panel_loads_htmx_and_shows_the_button_and_the_command(auditor_client, chain):
+    page = _panel(auditor_client)
+    assert "htmx" in page and "Verify now</button>" in page and "manage.py verify_receipts" in page
+
+
+def test_an_auditor_of_another_tenant_cannot_verify_or_watch_this_chain(
+    client, chain, other_agent, django_capture_on_commit_callbacks
+):
+    from tests.admin.test_memory_timeline import _staff_client
+
+    _staff_client(client, "b-auditor", other_agent.tenant)
+    assert _press(client, chain, django_capture_on_commit_callbacks).status_code == 404
+    assert _cell(client, chain).status_code == 404
+    assert not ChainVerification.objects.exists()
+
+
+def test_staff_without_view_permission_cannot_verify(
+    client, chain, agent, django_capture_on_commit_callbacks
+):
+    from tests.admin.test_memory_timeline import _staff_client
+
+    _staff_client(client, "no-perm", agent.tenant, group="")
+    assert _press(client, chain, django_capture_on_commit_callbacks).status_code in (403, 404)
+    assert not ChainVerification.objects.exists()
+
+
+def test_a_person_who_is_not_staff_cannot_verify(client, chain, agent, django_capture_on_commit_callbacks):
+    from tests.factories import make_person
+
+    client.force_login(make_person("outsider", agent.tenant, "tenancy.audit_tenant"))
+    assert _press(client, chain, django_capture_on_commit_callbacks).status_code == 302
+    assert not ChainVerification.objects.exists()
+
+
+def test_verifying_is_a_post(auditor_client, chain):
+    response = auditor_client.get(reverse("admin:executor_receiptchain_verify", args=[chain.tenant_id]))
+    assert response.status_code == 405
+    assert not ChainVerification.objects.exists()
+
+
+def test_a_chain_range_reports_progress_as_it_goes(chain):
+    from executor.chain import verify_chain_range
+
+    heard: list[int] = []
+    verified, broken = verify_chain_range(chain.tenant_id, 1, 3, on_progress=heard.append, every=2)
+    assert (verified, broken, heard) == (3, None, [2, 1])
+
+
+def test_the_task_records_progress_on_its_row(auditor_client, chain, django_capture_on_commit_callbacks):
+    _press(auditor_client, chain, django_capture_on_commit_callbacks)
+    verification = ChainVerification.objects.get(tenant=chain.tenant)
+    done = run_chain_verification(verification_id=verification.pk)
+    assert (done.status, done.receipts, done.total) == (ChainVerification.Status.OK, 3, 3)
+
+
+def test_while_running_the_cell_shows_checked_of_total_and_keeps_polling(
+    auditor_client, chain, django_capture_on_commit_callbacks
+):
+    from executor.verification import record_progress
+
+    _press(auditor_client, chain, django_capture_on_commit_callbacks)
+    verification = ChainVerification.objects.get(tenant=chain.tenant)
+    # What the task has written after its first range: running, 2 of 3 recomputed.
+    ChainVerification.objects.filter(pk=verification.pk).update(status="running", total=3)
+    record_progress(verification.pk, 2)
+    html = _cell(auditor_client, chain).content.decode()
+    assert "running: 2 of 3 receipts checked (66%)" in html and "hx-trigger" in html
+
+
+def test_once_finished_the_cell_shows_the_result_and_stops_polling(
+    auditor_client, chain, django_capture_on_commit_callbacks
+):
+    _press(auditor_client, chain, django_capture_on_commit_callbacks)
+    run_chain_verification(verification_id=ChainVerification.objects.get(tenant=chain.tenant).pk)
+    html = _cell(auditor_client, chain).content.decode()
+    assert "verified ✓ up to #3 at" in html and "(3 receipts)" in html
+    assert "hx-trigger" not in html
+
+
+@pytest.mark.parametrize("tenants", [1, 4])
+def test_the_panel_costs_the_same_queries_for_any_number_of_chains(
+    admin_client, applied_memory_factory, tenants, django_assert_max_num_queries
+):
+    from tests.factories import make_agent
+
+    for n in range(tenants):
+        applied_memory_factory(make_agent(f"desk-{n}", f"agent-{n}"))
+    with django_assert_max_num_queries(10):
+        _panel(admin_client)

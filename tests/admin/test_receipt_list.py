@@ -55,3 +55,11 @@ def test_the_list_costs_the_same_queries_with_more_decided_receipts(auditor_clie
     for n in range(4):
         remember(f"more {n} {marker}", dedupe_key=f"more-{n}", **ORG_FACT)
     assert _queries(auditor_client) == few
+
+
+def test_the_newest_receipt_comes_first(auditor_client, remember, marker):
+    """As audit consoles list events (and along an index: the list never sorts the whole table)."""
+    remember(f"older {marker}", **ORG_FACT)
+    remember(f"newer {marker}", dedupe_key="newer", **ORG_FACT)
+    page = _row_text(auditor_client)
+    assert page.index(f"newer {marker}") < page.index(f"older {marker}")

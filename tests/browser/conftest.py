@@ -36,3 +36,27 @@ def browser_type_launch_args(browser_type_launch_args):
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture
+def watched_page(browser):
+    """Open pages, each in its own browser context (its own sign-in); fail the test on any console error.
+
+    A console error covers what a person would never see but the issue asks for:
+    a CSP refusal, a 404 (the favicon), an uncaught exception in keys.js or htmx.
+    """
+    errors: list[str] = []
+    contexts = []
+
+    def open_page(**options):
+        context = browser.new_context(viewport={"width": 1366, "height": 900}, **options)
+        contexts.append(context)
+        page = context.new_page()
+        page.on("console", lambda message: message.type == "error" and errors.append(message.text))
+        page.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()
+    assert errors == [], f"browser console errors: {errors}"

@@ -43,10 +43,12 @@ def scene(agent):
     return {"fact": fact, "pm": _person("pm-alice", agent.tenant), "stranger": _person("stranger")}
 
 
-def test_pm_filters_opens_approves_and_sees_the_receipt(live_server, browser, scene, tmp_path, artifacts):
+def test_pm_filters_opens_approves_and_sees_the_receipt(
+    live_server, watched_page, scene, tmp_path, artifacts
+):
     fact = scene["fact"]
     with celery_worker(tmp_path):
-        page = browser.new_page(viewport={"width": 1366, "height": 900})
+        page = watched_page()
         _login(page, live_server.url, "pm-alice")
         expect(page.locator("#matching")).to_have_text("2 waiting")
         page.get_by_label("Type").select_option("semantic_fact")
@@ -82,8 +84,8 @@ def test_person_without_permission_sees_nothing(live_server, browser, scene):
     assert response.status == 404
 
 
-def test_submitters_linked_user_cannot_approve(live_server, browser, scene):
-    page = browser.new_page()
+def test_submitters_linked_user_cannot_approve(live_server, watched_page, scene):
+    page = watched_page()
     _login(page, live_server.url, "agent-owner")
     expect(page.locator("#matching")).to_have_text("0 waiting")
     page.goto(f"{live_server.url}/review/proposals/{scene['fact'].pk}/")

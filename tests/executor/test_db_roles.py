@@ -176,9 +176,11 @@ def test_executor_role_cannot_write_people_permissions_tokens_sessions_evidence_
 def test_web_asks_for_a_chain_verification_and_only_the_executor_records_its_result(roles, agent):
     insert = (
         "INSERT INTO executor_chainverification (id, tenant_id, requested_by, requested_at, status, receipts,"
-        " problems) VALUES (gen_random_uuid(), %s, 'auditor', now(), 'queued', 0, '[]')"
+        " total, problems) VALUES (gen_random_uuid(), %s, 'auditor', now(), 'queued', 0, 0, '[]')"
     )
-    record = "UPDATE executor_chainverification SET status = 'ok', finished_at = now()"
+    record = (
+        "UPDATE executor_chainverification SET status = 'ok', finished_at = now(), receipts = receipts + 1"
+    )
     with _connect(WEB) as web:
         web.execute(insert, [agent.tenant.id])
         with pytest.raises(psycopg.errors.InsufficientPrivilege):

@@ -1,13 +1,14 @@
 """Hybrid ranking: explained, versioned, bounded, and blind to what a view hides."""
 
+import math
 from datetime import timedelta
 
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from memory_core.models import AccessEvent
-from memory_core.ranking import DEFAULT_VERSION
+from memory_core.models import AccessEvent, MemoryReads
+from memory_core.ranking import ACTIVATION_SATURATION, DEFAULT_VERSION
 from proposals.services import invalidate_evidence_revision
 
 SIGNALS = {"lexical", "dense", "recency", "validity", "corroboration", "activation", "feedback"}
@@ -130,3 +131,20 @@ def test_a_fenced_memory_never_moves_another(agent, api, remember):
         item for item in search(api, "desk cadence")["results"] if item["memory"]["memory_id"] == str(kept.id)
     )
     assert after["explanation"] == before["explanation"] and after["score"] == before["score"]
+
+
+def test_explicit_reads_raise_activation_and_searches_do_not(api, remember):
+    """Three gets of one of two equal matches lift it; the searches that served both count for nothing."""
+    read = remember("Maya keeps a desk plant")
+    unread = remember("Maya keeps a desk lamp", subject={"kind": "user", "id": "pm-bob"})
+    for _ in range(3):
+        search(api, "Maya desk")
+    for _ in range(3):
+        assert api.get(f"/api/v1/memories/{read.id}/").status_code == 200
+    body = search(api, "Maya desk")
+    activation = {item["memory"]["memory_id"]: item["explanation"]["activation"] for item in body["results"]}
+    expected = math.log1p(3) / math.log1p(ACTIVATION_SATURATION)
+    assert activation[str(read.id)]["value"] == round(expected, 4)
+    assert activation[str(unread.id)]["value"] == 0.0
+    assert order(body)[0] == str(read.id)
+    assert MemoryReads.objects.get(memory_id=read.id).reads == 3

@@ -57,6 +57,7 @@ WEB_WRITES = {
     "proposals_outboxentry": "INSERT, UPDATE (updated_at)",  # UPDATE only to lock a dead entry to requeue it
     "memory_core_accessevent": "INSERT",
     "memory_core_accesseventitem": "INSERT",
+    "memory_core_memoryreads": "INSERT, UPDATE (reads)",  # a get counts one read (ranking's activation)
     "memory_core_recallfeedback": "INSERT",  # an agent's vote on a recalled item (append-only)
     "executor_chainverification": "INSERT",  # an auditor's "verify now"; the executor records the result
     "mgp_mgprecord": "INSERT, UPDATE, DELETE",  # an MGP id, freed when its proposal fails or memory is purged

@@ -1,0 +1,329 @@
+"""``AsyncCustodian``: the asyncio twin of :class:`custodian_client.client.Custodian`."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any, cast
+
+import httpx
+
+from custodian_client import _core
+from custodian_client._core import Call, RetryEvent, RetryPolicy
+from custodian_client.errors import ProposalClosed, WaitTimeout
+from custodian_client.types import Evidence, Feedback, MemoryRead, Proposal, RecallResult, Receipt
+
+DEFAULT_TIMEOUT = 30.0
+
+
+class AsyncCustodian:
+    """The async twin of ``Custodian``: the same methods, awaited; one token, one identity.
+
+    Identity and tenant come from the token alone; nothing this client sends can name another.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        retry: RetryPolicy | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        on_retry: Callable[[RetryEvent], None] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.retry = retry or RetryPolicy()
+        self.on_retry = on_retry
+        self._sleep = sleep
+        self._http = httpx.AsyncClient(
+            base_url=base_url.rstrip("/"),
+            headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
+            timeout=timeout,
+            transport=transport,
+        )
+
+    async def __aenter__(self) -> AsyncCustodian:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+    async def _send(self, call: Call) -> Any:
+        attempt = 0
+        while True:
+            failure: httpx.TransportError | None = None
+            response: httpx.Response | None = None
+            try:
+                response = await self._http.request(
+                    call.method, call.path, json=call.json, params=call.params or None, headers=call.headers
+                )
+            except httpx.TransportError as exc:
+                failure = exc
+            delay, retry_after = _core.retry_decision(self.retry, call, attempt, response)
+            if delay is None:
+                if failure is not None:
+                    raise _core.connection_error(call, failure) from failure
+                assert response is not None
+                return _core.result(response)
+            attempt += 1
+            status = response.status_code if response is not None else 0
+            _core.announce(
+                self.on_retry, RetryEvent(call.method, call.path, status, attempt, delay, retry_after)
+            )
+            await self._sleep(delay)
+
+    # --- evidence -----------------------------------------------------------------------------
+
+    async def register_evidence(self, kind: str, external_ref: str, content: Any) -> Evidence:
+        """Register a source and its revision 1; cite the answer in :meth:`propose`."""
+        return cast(Evidence, await self._send(_core.register_evidence(kind, external_ref, content)))
+
+    async def add_evidence_revision(self, evidence_id: str, content: Any) -> Evidence:
+        """Add revision n+1 (n becomes superseded; fenced memories get revalidation proposals)."""
+        return cast(Evidence, await self._send(_core.add_evidence_revision(evidence_id, content)))
+
+    async def get_evidence(self, evidence_id: str) -> dict[str, Any]:
+        return cast(dict[str, Any], await self._send(_core.get_evidence(evidence_id)))
+
+    async def invalidate_evidence(self, evidence_id: str, revision: int, reason: str) -> dict[str, Any]:
+        """Invalidate a revision: memories resting on it are fenced at once (needs the agent permission)."""
+        return cast(
+            dict[str, Any], await self._send(_core.invalidate_evidence(evidence_id, revision, reason))
+        )
+
+    # --- proposals ----------------------------------------------------------------------------
+
+    async def propose(
+        self,
+        action: str,
+        *,
+        memory: Mapping[str, Any] | None = None,
+        memory_id: str | None = None,
+        base_revision: int | None = None,
+        changes: Mapping[str, Any] | None = None,
+        evidence: Sequence[Mapping[str, Any]] = (),
+        policy_context: Mapping[str, Any] | None = None,
+        rationale: str | None = None,
+        reason: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Proposal:
+        """Submit a proposal (one Idempotency-Key per call, reused on its retries).
+
+        ``evidence`` takes registration answers or ``{evidence_id, revision, content_hash}``.
+        A denial raises :class:`~custodian_client.errors.ProposalDenied` (a subclass per reason).
+        """
+        call = _core.propose(
+            action,
+            memory=memory,
+            memory_id=memory_id,
+            base_revision=base_revision,
+            changes=changes,
+            evidence=evidence,
+            policy_context=policy_context,
+            rationale=rationale,
+            reason=reason,
+            idempotency_key=idempotency_key,
+        )
+        return cast(Proposal, await self._send(call))
+
+    async def _lifecycle(
+        self, verb: str, memory_id: str, reason: str, base_revision: int | None, **kw: Any
+    ) -> Proposal:
+        if base_revision is None:
+            base_revision = int((await self.get_memory(memory_id))["memory"]["revision"])
+        return await self.propose(verb, memory_id=memory_id, base_revision=base_revision, reason=reason, **kw)
+
+    async def expire(
+        self, memory_id: str, reason: str, *, base_revision: int | None = None, **kw: Any
+    ) -> Proposal:
+        """Propose ``expire`` (at ``base_revision``, else the revision a get reads now)."""
+        return await self._lifecycle("expire", memory_id, reason, base_revision, **kw)
+
+    async def revoke(
+        self, memory_id: str, reason: str, *, base_revision: int | None = None, **kw: Any
+    ) -> Proposal:
+        """Propose ``revoke``: never served as truth again unless restored."""
+        return await self._lifecycle("revoke", memory_id, reason, base_revision, **kw)
+
+    async def delete(
+        self, memory_id: str, reason: str, *, base_revision: int | None = None, **kw: Any
+    ) -> Proposal:
+        """Propose ``delete``: a tombstone remains until a purge."""
+        return await self._lifecycle("delete", memory_id, reason, base_revision, **kw)
+
+    async def purge(
+        self, memory_id: str, reason: str, *, base_revision: int | None = None, **kw: Any
+    ) -> Proposal:
+        """Propose ``purge`` of a deleted memory: every trace of its content goes."""
+        return await self._lifecycle("purge", memory_id, reason, base_revision, **kw)
+
+    async def restore(
+        self, memory_id: str, reason: str, *, base_revision: int | None = None, **kw: Any
+    ) -> Proposal:
+        """Propose ``restore`` of an expired or revoked memory."""
+        return await self._lifecycle("restore", memory_id, reason, base_revision, **kw)
+
+    async def amend(
+        self,
+        proposal_id: str,
+        action: str,
+        *,
+        memory: Mapping[str, Any] | None = None,
+        memory_id: str | None = None,
+        base_revision: int | None = None,
+        changes: Mapping[str, Any] | None = None,
+        evidence: Sequence[Mapping[str, Any]] = (),
+        policy_context: Mapping[str, Any] | None = None,
+        rationale: str | None = None,
+        reason: str | None = None,
+    ) -> Proposal:
+        """Replace the action of your proposal a reviewer returned with ``request_changes``.
+
+        It is classified again: it goes back to review, never around it.
+        """
+        call = _core.amend(
+            proposal_id,
+            action,
+            memory=memory,
+            memory_id=memory_id,
+            base_revision=base_revision,
+            changes=changes,
+            evidence=evidence,
+            policy_context=policy_context,
+            rationale=rationale,
+            reason=reason,
+        )
+        return cast(Proposal, await self._send(call))
+
+    async def proposal(self, proposal_id: str) -> Proposal:
+        """Return the proposal as it is now (status, classification, outcome)."""
+        return cast(Proposal, await self._send(_core.get_proposal(proposal_id)))
+
+    async def withdraw(self, proposal_id: str) -> Proposal:
+        return cast(Proposal, await self._send(_core.withdraw(proposal_id)))
+
+    async def wait_for_receipt(
+        self, proposal_id: str, *, timeout: float = 30.0, interval: float = 0.5
+    ) -> Receipt:
+        """Poll until the executor's receipt for the proposal exists (bounded by ``timeout``).
+
+        Raises :class:`ProposalClosed` when it ended without one (rejected, expired, withdrawn,
+        denied) and :class:`WaitTimeout` when ``timeout`` passes (e.g. it awaits review).
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            found = await self.receipts(proposal=proposal_id)
+            if found:
+                return found[0]
+            status = (await self.proposal(proposal_id))["status"]
+            if status in _core.CLOSED_WITHOUT_RECEIPT:
+                raise ProposalClosed(0, f"proposal_{status}", f"proposal {proposal_id} is {status}")
+            if time.monotonic() >= deadline:
+                raise WaitTimeout(0, "receipt_timeout", f"no receipt for {proposal_id} (status {status})")
+            await self._sleep(interval)
+
+    async def receipts(self, *, proposal: str | None = None, memory: str | None = None) -> list[Receipt]:
+        """The newest receipts (first page), narrowed to a proposal or a memory."""
+        return cast(
+            list[Receipt], (await self._send(_core.receipts(proposal=proposal, memory=memory)))["results"]
+        )
+
+    async def receipt(self, receipt_id: str) -> Receipt:
+        return cast(Receipt, await self._send(_core.get_receipt(receipt_id)))
+
+    # --- reads --------------------------------------------------------------------------------
+
+    async def recall(
+        self,
+        query: str,
+        *,
+        filters: Mapping[str, Any] | None = None,
+        include_inactive: bool = False,
+        limit: int = 10,
+        cursor: str | None = None,
+        policy_context: Mapping[str, Any] | None = None,
+        neighbours: int = 0,
+    ) -> RecallResult:
+        """Governed recall: ranked items, each in the view the read policy allows."""
+        call = _core.recall(
+            query,
+            filters=filters,
+            include_inactive=include_inactive,
+            limit=limit,
+            cursor=cursor,
+            policy_context=policy_context,
+            neighbours=neighbours,
+        )
+        return cast(RecallResult, await self._send(call))
+
+    async def get_memory(
+        self,
+        memory_id: str,
+        *,
+        acting_for: str | None = None,
+        data_zone: str | None = None,
+        correlation_id: str | None = None,
+    ) -> MemoryRead:
+        """One memory in the view policy allows (``acting_for`` as ``kind:id``)."""
+        call = _core.get_memory(
+            memory_id, acting_for=acting_for, data_zone=data_zone, correlation_id=correlation_id
+        )
+        return cast(MemoryRead, await self._send(call))
+
+    async def feedback(self, recall_id: str, memory_id: str, revision: int, verdict: str) -> Feedback:
+        """Vote ``useful`` or ``not_useful`` on an item your own recall served."""
+        return cast(Feedback, await self._send(_core.feedback(recall_id, memory_id, revision, verdict)))
+
+    def proposals(self, *, max_pages: int = 100, **filters: str) -> AsyncIterator[Proposal]:
+        """The tenant's proposals, newest first, page after page (``status``, ``classification``)."""
+        return cast(AsyncIterator[Proposal], self._pages("/api/v1/proposals/", filters, max_pages))
+
+    def audit_events(self, *, max_pages: int = 100, **filters: str) -> AsyncIterator[dict[str, Any]]:
+        """Audited reads, newest first, page after page (``memory``, ``actor``, ``action``, ``since``…)."""
+        return self._pages("/api/v1/audit/events/", filters, max_pages)
+
+    def all_receipts(self, *, max_pages: int = 100, **filters: str) -> AsyncIterator[Receipt]:
+        """Every receipt of the tenant, newest first, page after page."""
+        return cast(AsyncIterator[Receipt], self._pages("/api/v1/receipts/", filters, max_pages))
+
+    async def _pages(
+        self, path: str, params: Mapping[str, str], max_pages: int
+    ) -> AsyncIterator[dict[str, Any]]:
+        call: Call | None = _core.page(path, params)
+        for _ in range(max_pages):
+            if call is None:
+                return
+            body = await self._send(call)
+            for item in body["results"]:
+                yield item
+            call = _core.next_page(body["next"], self._http.base_url.path) if body.get("next") else None
+
+    # --- reviewers (personal tokens) ----------------------------------------------------------
+
+    async def review_queue(self, **filters: str) -> list[Proposal]:
+        """Proposals this person may decide, oldest first (first page)."""
+        return cast(list[Proposal], (await self._send(_core.review_queue(**filters)))["results"])
+
+    async def decide(
+        self,
+        proposal_id: str,
+        decision: str,
+        *,
+        reason: str,
+        action_digest: str,
+        represented_owner: str = "",
+    ) -> dict[str, Any]:
+        """Record ``approve``, ``reject`` or ``request_changes`` of the ``action_digest`` you reviewed."""
+        call = _core.decide(
+            proposal_id,
+            decision,
+            reason=reason,
+            action_digest=action_digest,
+            represented_owner=represented_owner,
+        )
+        return cast(dict[str, Any], await self._send(call))

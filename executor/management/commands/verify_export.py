@@ -1,0 +1,20 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from executor.offline import main
+
+
+class Command(BaseCommand):
+    help = (
+        "Verify a receipt export (JSON Lines from the admin) offline: recompute every hash, check every "
+        "link and the signed checkpoint; touches no database (same as bin/verify-export)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("file")
+        parser.add_argument("--public-key", help="The checkpoint public key you trust (base64)")
+
+    def handle(self, *args, file, public_key=None, **options):
+        argv = [file, *(["--public-key", public_key] if public_key else [])]
+        code = main(argv)
+        if code:
+            raise CommandError(f"{file} did not verify (exit {code}); see the line above", returncode=code)

@@ -1,0 +1,149 @@
+"""One memory's life as receipts tell it: every revision, who asked, who decided, on what evidence.
+
+Built from the receipts (which outlive the memory), the memory's history (for
+each revision's content) and the decisions and evidence revisions they cite,
+each part in one query whatever the memory's length of life. Content is shown
+only through the read policy for a person, the strictest view of the revision
+and of the memory today winning (``memory_core.people``). Once purged, the
+timeline says only what happened, when and by whom: no content, no reasons.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Q, QuerySet
+
+from evidence.models import EvidenceRevision
+from executor.models import Receipt
+from executor.presenters import Summary, change_summary
+from memory_core.models import Memory
+from memory_core.people import current_memory, person_rule, readable_content
+from proposals.models import Proposal
+from reviews.models import ReviewDecision
+
+
+@dataclass
+class TimelineEntry:
+    receipt: Receipt
+    summary: Summary
+    decisions: list[ReviewDecision]
+    evidence: list[dict[str, Any]]
+    statement: str = ""  # the revision written, as the read policy shows it
+    withheld: str = ""  # the read mode that hid it
+    fenced: bool = False  # a cited evidence revision is invalidated now
+
+
+@dataclass
+class Timeline:
+    memory_id: Any
+    tenant: Any
+    entries: list[TimelineEntry] = field(default_factory=list)
+    now: Memory | None = None
+    purge: Receipt | None = None
+
+    @property
+    def purged(self) -> bool:
+        return self.purge is not None
+
+
+def memory_timeline(receipts: QuerySet[Receipt], memory_id: Any) -> Timeline | None:
+    """Return the timeline of ``memory_id`` from the receipts the viewer may see, or None if there are none.
+
+    ``receipts`` is already drawn along the viewer's tenant lines.
+    """
+    rows = list(
+        receipts.filter(memory_id=memory_id)
+        .select_related("tenant", "proposal__submitted_by")
+        .order_by("tenant_id", "seq")
+    )
+    if not rows:
+        return None
+    rows = [row for row in rows if row.tenant_id == rows[0].tenant_id]  # ids are per tenant
+    purge = next(
+        (
+            r
+            for r in rows
+            if r.proposal.action == Proposal.Action.PURGE and r.outcome == Receipt.Outcome.APPLIED
+        ),
+        None,
+    )
+    timeline = Timeline(memory_id=memory_id, tenant=rows[0].tenant, purge=purge)
+    decisions = _decisions(rows)
+    if purge is not None:
+        for receipt in rows:
+            timeline.entries.append(
+                TimelineEntry(receipt, Summary(""), _found(decisions, receipt), evidence=[])
+            )
+        return timeline
+    timeline.now = now = current_memory(memory_id)
+    revisions = _revisions(now, rows)
+    evidence = _evidence(rows)
+    for receipt in rows:
+        cited = [
+            {**item, "now": evidence.get((str(item["evidence_id"]), item["revision"]))}
+            for item in receipt.evidence
+        ]
+        entry = TimelineEntry(
+            receipt,
+            change_summary(receipt.proposal, now),
+            _found(decisions, receipt),
+            cited,
+            fenced=any(
+                item["now"] is not None and item["now"].status == EvidenceRevision.Status.INVALIDATED
+                for item in cited
+            ),
+        )
+        written = receipt.after_revision if receipt.outcome == Receipt.Outcome.APPLIED else None
+        revision = revisions.get(written) if written else None
+        if revision is not None:
+            revision.fenced = now.is_fenced if now is not None else False
+            rule = person_rule(revision, now)
+            statement = (readable_content(revision, rule).get("content") or {}).get("statement")
+            entry.statement, entry.withheld = (str(statement), "") if statement else ("", rule.mode)
+        timeline.entries.append(entry)
+    return timeline
+
+
+def _revisions(now: Memory | None, rows: list[Receipt]) -> dict[int, Memory]:
+    """Each revision the receipts wrote, from the memory's history (one query)."""
+    if now is None:
+        return {}
+    wanted = {r.after_revision for r in rows if r.after_revision}
+    found: dict[int, Memory] = {}
+    for row in now.history.filter(revision__in=wanted).order_by("history_id"):
+        # Not ``row.instance``: it reads the columns history leaves out (search_vector), one query each.
+        found[row.revision] = Memory(  # the last row of a revision wins
+            **{
+                f.attname: getattr(row, f.attname)
+                for f in Memory._meta.concrete_fields
+                if f.name != "search_vector"
+            }
+        )
+    if now.revision in wanted:
+        found[now.revision] = now
+    return found
+
+
+def _decisions(rows: list[Receipt]) -> dict[str, ReviewDecision]:
+    ids = {str(d) for receipt in rows for d in receipt.decision_ids}
+    if not ids:
+        return {}
+    return {str(d.pk): d for d in ReviewDecision.objects.filter(pk__in=ids).select_related("actor")}
+
+
+def _found(decisions: dict[str, ReviewDecision], receipt: Receipt) -> list[ReviewDecision]:
+    found = [decisions[str(d)] for d in receipt.decision_ids if str(d) in decisions]
+    return sorted(found, key=lambda decision: decision.created_at)
+
+
+def _evidence(rows: list[Receipt]) -> dict[tuple[str, int], EvidenceRevision]:
+    wanted = Q(pk__in=[])
+    for receipt in rows:
+        for item in receipt.evidence:
+            wanted |= Q(source_id=item["evidence_id"], revision=item["revision"])
+    if not any(receipt.evidence for receipt in rows):
+        return {}
+    return {
+        (str(row.source_id), row.revision): row
+        for row in EvidenceRevision.objects.filter(wanted, tenant_id=rows[0].tenant_id)
+    }

@@ -1,0 +1,51 @@
+"""``manage.py mcp``: serve Custodian to MCP agents (stdio, or ``--http`` streamable HTTP)."""
+
+import os
+
+from django.core.management.base import BaseCommand, CommandError
+
+from mcp_bridge.server import BridgeSettings, build_server
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class Command(BaseCommand):
+    help = (
+        "Run an MCP server that acts as ONE agent token (CUSTODIAN_TOKEN) against Custodian's REST API "
+        "(CUSTODIAN_URL). stdio by default; --http serves MCP's streamable HTTP transport."
+    )
+    # It never touches the database, so it runs no system checks that might.
+    requires_system_checks: list[str] = []
+
+    def add_arguments(self, parser):
+        parser.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
+        parser.add_argument(
+            "--host", default="127.0.0.1", help="--http: address to bind (default: local only)"
+        )
+        parser.add_argument("--port", type=int, default=8765, help="--http: port (default 8765)")
+        parser.add_argument(
+            "--allow-remote",
+            action="store_true",
+            help="--http: allow a non-loopback --host (whoever reaches the port acts as the token's agent)",
+        )
+
+    def handle(self, *args, **options):
+        token = os.environ.get("CUSTODIAN_TOKEN", "")
+        if not token:
+            raise CommandError("Set CUSTODIAN_TOKEN to the agent token this MCP server acts as.")
+        settings = BridgeSettings(
+            base_url=os.environ.get("CUSTODIAN_URL", "http://127.0.0.1:8000"),
+            token=token,
+            acting_for=os.environ.get("CUSTODIAN_ACTING_FOR", ""),
+            wait_seconds=float(os.environ.get("CUSTODIAN_MCP_WAIT_SECONDS", "5")),
+        )
+        if options["http"] and options["host"] not in LOOPBACK and not options["allow_remote"]:
+            raise CommandError(
+                "The MCP HTTP endpoint has no login of its own: whoever reaches it acts as CUSTODIAN_TOKEN's "
+                "agent. Bind it to 127.0.0.1, or pass --allow-remote behind your own authentication."
+            )
+        server = build_server(settings)
+        if options["http"]:
+            server.run("streamable-http", host=options["host"], port=options["port"])
+        else:
+            server.run("stdio")

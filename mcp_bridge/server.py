@@ -1,0 +1,240 @@
+"""Custodian's tools and resources for MCP agents, built on the official ``mcp`` SDK.
+
+Every tool calls the REST API through custodian-client as ONE agent token, so each goes through
+the same governance as any other agent: a remember is a proposal, a forget is a lifecycle
+proposal, reads are governed recall. This module imports no Custodian app (import-linter
+enforces it): the process needs a token, never database rights.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from custodian_client import AsyncCustodian, CustodianError, WaitTimeout
+from custodian_client.errors import ProposalClosed, ProposalDenied
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+
+INSTRUCTIONS = (
+    "Custodian is governed memory. You never write memory directly: remember and forget submit "
+    "proposals that a policy applies, sends to a human reviewer, or refuses. Report what the tool "
+    "says: 'pending review' means nothing was stored yet. Cite real evidence in remember."
+)
+AUTO_CLASSIFICATIONS = ("auto_apply", "policy_gated")
+
+
+@dataclass(frozen=True)
+class BridgeSettings:
+    """What the MCP process knows: where Custodian is, its one token, and whom it acts for."""
+
+    base_url: str
+    token: str
+    acting_for: str = ""  # "kind:id", e.g. "user:pm-alice"; empty: the agent itself
+    wait_seconds: float = 5.0  # how long a tool waits for an auto-applied proposal's receipt
+
+
+def _subject(spec: str) -> dict[str, str] | None:
+    kind, _, subject_id = spec.partition(":")
+    return {"kind": kind, "id": subject_id} if kind and subject_id else None
+
+
+def _refusal(exc: CustodianError) -> ToolError:
+    """Turn a refusal into a tool error the model can read (code, detail, proposal when stored)."""
+    text = f"refused ({exc.code}): {exc.detail}"
+    if isinstance(exc, ProposalDenied):
+        text = (
+            f"denied by policy ({exc.code}); proposal {exc.proposal_id} is stored for audit, nothing changed"
+        )
+    return ToolError(text)
+
+
+def build_server(settings: BridgeSettings, custodian: AsyncCustodian | None = None) -> MCPServer:
+    """Return the MCP server; ``custodian`` may be given (tests), else one is made from ``settings``."""
+    client = custodian or AsyncCustodian(settings.base_url, settings.token)
+    server: MCPServer = MCPServer("custodian", instructions=INSTRUCTIONS, version="0.1.0")
+
+    def context(acting_for: str | None, **extra: str) -> dict[str, Any]:
+        subject = _subject(acting_for or settings.acting_for)
+        return {**({"acting_for_subject": subject} if subject else {}), **extra}
+
+    async def settled(proposal: dict[str, Any], done: str) -> dict[str, Any]:
+        """Say what became of a proposal: applied (with its receipt), pending review, or still queued."""
+        summary = {
+            "proposal_id": proposal["id"],
+            "memory_id": proposal.get("memory_id"),
+            "classification": proposal["classification"],
+            "reason_codes": proposal.get("reason_codes", []),
+        }
+        if proposal["classification"] not in AUTO_CLASSIFICATIONS:
+            needed = proposal.get("required_approvals", 1)
+            return {
+                **summary,
+                "status": "pending_review",
+                "message": f"pending review, proposal {proposal['id']} "
+                f"({needed} approval(s) needed; nothing is stored until a reviewer approves)",
+            }
+        try:
+            receipt = await client.wait_for_receipt(proposal["id"], timeout=settings.wait_seconds)
+        except WaitTimeout:
+            return {
+                **summary,
+                "status": "queued",
+                "message": f"allowed by policy, not applied yet: proposal {proposal['id']} "
+                "(ask proposal_status later)",
+            }
+        except ProposalClosed as exc:
+            return {**summary, "status": exc.code.removeprefix("proposal_"), "message": str(exc)}
+        outcome = receipt["outcome"]
+        message = (
+            f"{done}: memory {receipt['memory_id']} (receipt {receipt['id']})"
+            if outcome == "applied"
+            else f"not applied ({outcome}: {receipt.get('reason', '')}), receipt {receipt['id']}"
+        )
+        return {**summary, "status": outcome, "receipt_id": receipt["id"], "message": message}
+
+    @server.tool()
+    async def remember(
+        statement: str,
+        evidence_text: str,
+        evidence_kind: Literal[
+            "conversation", "document", "tool_result", "backtest_run", "commit", "dataset"
+        ] = ("conversation"),
+        evidence_ref: str = "",
+        memory_type: Literal[
+            "preference", "semantic_fact", "episodic_event", "procedural_rule"
+        ] = "preference",
+        scope: Literal["user", "session", "task", "agent", "shared_team", "org"] = "user",
+        about: str = "",
+        dedupe_key: str = "",
+        consent_basis: str = "explicit",
+        risk_level: Literal["low", "medium", "high"] = "low",
+    ) -> dict[str, Any]:
+        """Propose a memory resting on evidence (what was said or seen, verbatim).
+
+        ``about`` is the subject as kind:id (default: whom this server acts for); ``evidence_ref``
+        names the source (a chat or document id; default: a fresh one). The policy decides:
+        the answer says 'stored' with a receipt, or 'pending review, proposal X' (nothing stored yet).
+        """
+        subject = _subject(about or settings.acting_for)
+        if subject is None:
+            raise ToolError("say whom the memory is about: about='kind:id' (e.g. user:pm-alice)")
+        memory: dict[str, Any] = {
+            "subject": subject,
+            "scope": scope,
+            "type": memory_type,
+            "content": {"statement": statement},
+        }
+        if dedupe_key:
+            memory["dedupe_key"] = dedupe_key
+        try:
+            reference = evidence_ref or f"mcp/{uuid.uuid4()}"
+            evidence = await client.register_evidence(evidence_kind, reference, {"text": evidence_text})
+            proposal = await client.propose(
+                "create",
+                memory=memory,
+                evidence=[evidence],
+                policy_context=context(None, consent_basis=consent_basis, risk_level=risk_level),
+            )
+            return await settled(dict(proposal), "stored")
+        except CustodianError as exc:
+            raise _refusal(exc) from exc
+
+    @server.tool()
+    async def recall(
+        query: str, limit: int = 5, include_inactive: bool = False, acting_for: str = ""
+    ) -> dict[str, Any]:
+        """Search memory; each item comes in the view the read policy allows (raw, summary, masked…)."""
+        try:
+            found = await client.recall(
+                query,
+                limit=max(1, min(limit, 50)),
+                include_inactive=include_inactive,
+                policy_context=context(acting_for) or None,
+            )
+        except CustodianError as exc:
+            raise _refusal(exc) from exc
+        items = [
+            {
+                "memory_id": item["memory"].get("memory_id"),
+                "revision": item["memory"].get("revision"),
+                "state": item["memory"].get("state"),
+                "text": item["consumable_text"],
+                "return_mode": item["return_mode"],
+                "score": item["score"],
+            }
+            for item in found["results"]
+        ]
+        return {"recall_id": found["recall_id"], "items": items}
+
+    @server.tool()
+    async def get_memory(memory_id: str, acting_for: str = "") -> dict[str, Any]:
+        """Read one memory (its state, revision and content, as the read policy allows)."""
+        try:
+            return dict(
+                await client.get_memory(memory_id, acting_for=acting_for or settings.acting_for or None)
+            )
+        except CustodianError as exc:
+            raise _refusal(exc) from exc
+
+    @server.tool()
+    async def forget(
+        memory_id: str,
+        reason: str,
+        how: Literal["expire", "revoke", "delete"] = "expire",
+        risk_level: Literal["low", "medium", "high"] = "low",
+    ) -> dict[str, Any]:
+        """Propose to expire (stop using), revoke (it was wrong) or delete a memory; policy decides."""
+        acting_for = settings.acting_for or None
+        try:
+            proposal = await client.propose(
+                how,
+                memory_id=memory_id,
+                base_revision=int(
+                    (await client.get_memory(memory_id, acting_for=acting_for))["memory"]["revision"]
+                ),
+                reason=reason,
+                policy_context=context(None, consent_basis="explicit", risk_level=risk_level),
+            )
+            return await settled(
+                dict(proposal), {"expire": "expired", "revoke": "revoked"}.get(how, "deleted")
+            )
+        except CustodianError as exc:
+            raise _refusal(exc) from exc
+
+    @server.tool()
+    async def proposal_status(proposal_id: str) -> dict[str, Any]:
+        """Where a proposal stands (pending_review, released, applied, rejected…) and its receipt."""
+        try:
+            proposal = await client.proposal(proposal_id)
+            receipts = await client.receipts(proposal=proposal_id)
+        except CustodianError as exc:
+            raise _refusal(exc) from exc
+        return {
+            "proposal_id": proposal["id"],
+            "action": proposal["action"],
+            "status": proposal["status"],
+            "classification": proposal["classification"],
+            "memory_id": proposal.get("memory_id"),
+            "receipt": receipts[0] if receipts else None,
+        }
+
+    @server.resource("custodian://memories/{memory_id}", mime_type="application/json")
+    async def memory_resource(memory_id: str) -> str:
+        """One memory, as ``get_memory`` reads it."""
+        try:
+            return json.dumps(await client.get_memory(memory_id, acting_for=settings.acting_for or None))
+        except CustodianError as exc:
+            raise ResourceNotFoundError(f"{exc.code}: {exc.detail}") from exc
+
+    @server.resource("custodian://receipts/{receipt_id}", mime_type="application/json")
+    async def receipt_resource(receipt_id: str) -> str:
+        """One executor receipt (hash-chained proof that a proposal was applied, or why not)."""
+        try:
+            return json.dumps(await client.receipt(receipt_id))
+        except CustodianError as exc:
+            raise ResourceNotFoundError(f"{exc.code}: {exc.detail}") from exc
+
+    return server
