@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "simple_history",
     "tenancy",
     "evidence",
+    "registrations",
     "memory_core",
     "proposals",
     "reviews",

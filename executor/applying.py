@@ -36,6 +36,13 @@ from memory_core.mutations import (
 from proposals.gates import failed_gates
 from proposals.models import OutboxEntry, Proposal, ProposalEvidence
 from proposals.services import escalate_to_review, record_executions, scrub_purged_content
+from registrations.activation import activate
+from registrations.compiled import ActiveRegistration
+from registrations.document import fingerprint
+from registrations.evolution import breaking_changes
+from registrations.models import Registration
+from registrations.selectors import active_registration
+from registrations.services import return_to_draft
 
 Outcome = Receipt.Outcome
 
@@ -86,6 +93,11 @@ def apply_batch(entry_ids: list[Any], worker: dict[str, Any]) -> tuple[list[Rece
             key_holders[(memory.tenant_id, memory.dedupe_key)].append(memory.pk)
     evidence = _evidence_by_proposal(list(proposals))
     authorities = release_authorities(list(proposals.values()))
+    candidates = _candidates(proposals.values())
+    registrations = {
+        tenant_id: active_registration(tenant_id=tenant_id)
+        for tenant_id in {proposal.tenant_id for proposal in proposals.values()}
+    }
     writes, touched, deferred = _Writes(), set(), []
     touched_keys: set[tuple[Any, str]] = set()
     for entry in entries:
@@ -116,6 +128,7 @@ def apply_batch(entry_ids: list[Any], worker: dict[str, Any]) -> tuple[list[Rece
             holders,
             worker,
             writes,
+            _Registration(registrations[proposal.tenant_id], candidates.get(proposal.target_memory_id)),
         )
     create_memories(writes.created)
     write_vectors(writes.revised)
@@ -140,6 +153,23 @@ def _targets_and_key_holders(proposals) -> Q:
     return wanted
 
 
+def _candidates(proposals) -> dict[Any, Registration]:
+    """Lock the registration candidates the batch's publish proposals name (none: no query)."""
+    wanted = [p.target_memory_id for p in proposals if p.action == Proposal.Action.REGISTER]
+    if not wanted:
+        return {}
+    locked = Registration.objects.select_for_update().filter(pk__in=wanted).order_by("pk")
+    return {candidate.pk: candidate for candidate in locked}
+
+
+@dataclass(frozen=True)
+class _Registration:
+    """The registration an entry runs under, and the candidate it publishes (register only)."""
+
+    active: ActiveRegistration
+    candidate: Registration | None = None
+
+
 def _evidence_by_proposal(proposal_ids: list[Any]) -> dict[Any, list[EvidenceRevision]]:
     cited = defaultdict(list)
     links = ProposalEvidence.objects.filter(proposal_id__in=proposal_ids).select_related("evidence_revision")
@@ -157,18 +187,25 @@ def _apply_one(
     key_holders: list[Any],
     worker: dict[str, Any],
     writes: _Writes,
+    registration: _Registration,
 ) -> None:
     before = (memory.revision, memory.content_hash) if memory else (None, "")
-    check = _verify(entry, proposal, memory, evidence, authority, key_holders)
+    check = _verify(entry, proposal, memory, evidence, authority, key_holders, registration)
     receipt_id = uuid.uuid4()
     effects: dict = {}
-    if check.outcome == Outcome.APPLIED:
+    if check.outcome == Outcome.APPLIED and proposal.action == Proposal.Action.REGISTER:
+        effects = _publish(proposal, registration, receipt_id)
+        writes.executed.append((proposal, check.outcome, True))
+    elif check.outcome == Outcome.APPLIED:
         memory, effects = _write(proposal, memory, evidence, f"receipt:{receipt_id}", writes)
         writes.executed.append((proposal, check.outcome, True))
         if memory is not None:
             writes.revised.append(memory)
     elif check.outcome == Outcome.GATE_FAILED:
         escalate_to_review(proposal, failed_gates=check.reason.split(","))
+    elif proposal.action == Proposal.Action.REGISTER and proposal.status == Proposal.Status.RELEASED:
+        return_to_draft(candidate_id=proposal.target_memory_id)  # not published: the operator may retry
+        writes.executed.append((proposal, check.outcome, False))
     elif proposal.status == Proposal.Status.RELEASED:
         writes.executed.append((proposal, check.outcome, False))
     after = (memory.revision, memory.content_hash) if memory else (None, "")
@@ -190,6 +227,7 @@ def _apply_one(
             "decision_ids": check.decision_ids,
             "effects": effects,
             "policy_fingerprint": proposal.policy_fingerprint,
+            "registration_version": registration.active.version,
             "executor": worker,
         }
     )
@@ -202,6 +240,7 @@ def _verify(
     evidence: list[EvidenceRevision],
     authority: Authority,
     key_holders: list[Any],
+    registration: _Registration,
 ) -> Check:
     """Re-check everything the verdict rested on; the first failure decides the outcome."""
     if proposal.status == Proposal.Status.WITHDRAWN:
@@ -219,8 +258,68 @@ def _verify(
         failed = failed_gates(proposal, memory=memory)
         if failed:
             return Check(Outcome.GATE_FAILED, ",".join(failed))
-    refusal = _check_evidence(evidence) or _check_target(proposal, memory) or _check_dedupe_key(key_holders)
+    if proposal.action == Proposal.Action.REGISTER:
+        refusal = _check_candidate(proposal, registration)
+        return refusal or Check(Outcome.APPLIED, decision_ids=authority.decision_ids)
+    refusal = (
+        _check_evidence(evidence)
+        or _check_target(proposal, memory)
+        or _check_content(proposal, memory, registration.active)
+        or _check_dedupe_key(key_holders)
+    )
     return refusal or Check(Outcome.APPLIED, decision_ids=authority.decision_ids)
+
+
+def _check_content(proposal: Proposal, memory: Memory | None, active: ActiveRegistration) -> Check | None:
+    """The content must still match the registered schema of its type (the registration may have changed)."""
+    if proposal.action not in (Proposal.Action.CREATE, Proposal.Action.UPDATE):
+        return None
+    result = proposal.fields if memory is None else {**memory.snapshot(), **proposal.fields}
+    problems = active.content_problems(result["type"], result["content"])
+    if not problems:
+        return None
+    where = ", ".join(f"{problem['path']} ({problem['kind']})" for problem in problems[:5])
+    return Check(
+        Outcome.CONTENT_INVALID,
+        f"content no longer matches registration v{active.version} "
+        f"(submitted under v{proposal.registration_version}): {where}",
+    )
+
+
+def _check_candidate(proposal: Proposal, registration: _Registration) -> Check | None:
+    """Publish only the exact candidate reviewed, on the version it extends, if still additive."""
+    candidate, active = registration.candidate, registration.active
+    if candidate is None or candidate.tenant_id != proposal.tenant_id:
+        return Check(Outcome.STALE, "the registration candidate no longer exists")
+    if candidate.status != Registration.Status.REQUESTED:
+        return Check(Outcome.STALE, f"the registration candidate is {candidate.status}")
+    frozen = proposal.fields["fingerprint"]
+    if not (fingerprint(candidate.document) == candidate.fingerprint == frozen):
+        return Check(Outcome.DIGEST_MISMATCH, "the registration candidate changed after it was reviewed")
+    if active.version != proposal.fields["base_version"]:
+        return Check(
+            Outcome.STALE,
+            f"candidate extends v{proposal.fields['base_version']}, active is v{active.version}",
+        )
+    changes = breaking_changes(active.document, candidate.document)
+    if changes:
+        named = ", ".join(f"{change.path} {change.kind}" for change in changes[:5])
+        return Check(Outcome.STALE, f"the candidate is not additive: {named}")
+    return None
+
+
+def _publish(proposal: Proposal, registration: _Registration, receipt_id: Any) -> dict:
+    assert registration.candidate is not None  # _check_candidate refused a missing one
+    previous = activate(
+        candidate=registration.candidate, version=proposal.fields["version"], receipt_id=receipt_id
+    )
+    return {
+        "registration": {
+            "published_version": proposal.fields["version"],
+            "fingerprint": proposal.fields["fingerprint"],
+            "superseded_version": previous.version if previous else registration.active.version,
+        }
+    }
 
 
 def _check_evidence(evidence: list[EvidenceRevision]) -> Check | None:

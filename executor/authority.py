@@ -20,6 +20,7 @@ from proposals.models import Proposal
 from reviews.models import ReviewDecision
 from reviews.selectors import DECIDE
 from tenancy.models import Agent
+from tenancy.selectors import PUBLISH
 
 Classification = Proposal.Classification
 RELEASABLE = (Classification.AUTO_APPLY, Classification.POLICY_GATED, Classification.REVIEW_REQUIRED)
@@ -51,15 +52,26 @@ def release_authorities(proposals: list[Proposal]) -> dict[Any, Authority]:
         if reviewed
         else []
     )
-    deciders = _deciders([d for ds in decisions.values() for d in ds], {p.tenant_id for p in reviewed})
+    all_decisions = [d for ds in decisions.values() for d in ds]
+    deciders = _deciders(all_decisions, {p.tenant_id for p in reviewed})
+    publishing = [p for p in reviewed if p.action == Proposal.Action.REGISTER]
+    publishers = (
+        _deciders(all_decisions, {p.tenant_id for p in publishing}, permission=PUBLISH)
+        if publishing
+        else set()
+    )
     return {
-        p.pk: _authority(p, decisions.get(p.pk, []), submitters.get(p.submitted_by_id), deciders)
+        p.pk: _authority(p, decisions.get(p.pk, []), submitters.get(p.submitted_by_id), deciders, publishers)
         for p in proposals
     }
 
 
 def _authority(
-    proposal: Proposal, decisions: list[ReviewDecision], submitter: Any, deciders: set[tuple[Any, str]]
+    proposal: Proposal,
+    decisions: list[ReviewDecision],
+    submitter: Any,
+    deciders: set[tuple[Any, str]],
+    publishers: set[tuple[Any, str]],
 ) -> Authority:
     if not proposal.has_sealed_verdict():
         return Authority(
@@ -81,6 +93,7 @@ def _authority(
             and actor.pk != submitter
             and actor.is_active
             and (actor.is_superuser or (actor.pk, str(proposal.tenant_id)) in deciders)
+            and _may_publish(proposal, actor, publishers)
             and decision.has_valid_seal()
         ):
             counted[actor.pk] = decision
@@ -94,6 +107,15 @@ def _authority(
     return Authority(decision_ids=[str(d.id) for d in counted.values()])
 
 
+def _may_publish(proposal: Proposal, actor: Any, publishers: set[tuple[Any, str]]) -> bool:
+    """A registration is published only on approvals by people who may publish now, not the asker."""
+    if proposal.action != Proposal.Action.REGISTER:
+        return True
+    if proposal.fields.get("requested_by") == actor.pk:
+        return False
+    return actor.is_superuser or (actor.pk, str(proposal.tenant_id)) in publishers
+
+
 def _decisions(reviewed: list[Proposal]) -> dict[Any, list[ReviewDecision]]:
     by_proposal = defaultdict(list)
     if reviewed:
@@ -103,12 +125,14 @@ def _decisions(reviewed: list[Proposal]) -> dict[Any, list[ReviewDecision]]:
     return by_proposal
 
 
-def _deciders(decisions: list[ReviewDecision], tenant_ids: set[Any]) -> set[tuple[Any, str]]:
-    """Return (user id, tenant id) pairs: deciders holding ``decide_proposal`` there, directly or by group."""
+def _deciders(
+    decisions: list[ReviewDecision], tenant_ids: set[Any], permission: str = DECIDE
+) -> set[tuple[Any, str]]:
+    """Return (user id, tenant id) pairs: deciders holding ``permission`` there, directly or by group."""
     actor_ids = {d.actor_id for d in decisions}
     if not actor_ids:
         return set()
-    app_label, codename = DECIDE.split(".")
+    app_label, codename = permission.split(".")
     on_tenants = {
         "content_type__app_label": "tenancy",
         "content_type__model": "tenant",

@@ -33,6 +33,7 @@ class Receipt(AppendOnlyModel):
         REQUEUED = "requeued"
         UNAUTHORISED_RELEASE = "unauthorised_release"
         DEDUPE_CONFLICT = "dedupe_conflict"
+        CONTENT_INVALID = "content_invalid"
 
     GENESIS_HASH = "0" * 64
 
@@ -63,6 +64,9 @@ class Receipt(AppendOnlyModel):
     decision_ids = models.JSONField(default=list)
     effects = models.JSONField(default=dict, help_text="e.g. the row classes a purge removed")
     policy_fingerprint = models.CharField(max_length=64)
+    registration_version = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The tenant's registration version the executor checked against"
+    )
     executor = models.JSONField(default=dict, help_text="Worker host, pid and task id")
     created_at = models.DateTimeField()
     prev_hash = models.CharField(max_length=64)
@@ -115,13 +119,15 @@ class Receipt(AppendOnlyModel):
         "decision_ids",
         "effects",
         "policy_fingerprint",
+        "registration_version",
         "executor",
         "created_at",
         "prev_hash",
     )
     UUID_COLUMNS = frozenset({"id", "tenant_id", "proposal_id", "outbox_entry_id", "memory_id"})
-    # Added by migration 0006: left out of the body while empty, so older receipts keep their hashes.
-    OPTIONAL_COLUMNS = ("before_memory_hash", "after_memory_hash")
+    # Added later (memory hashes, then the registration version): left out of the body while
+    # empty, so older receipts keep their hashes.
+    OPTIONAL_COLUMNS = ("before_memory_hash", "after_memory_hash", "registration_version")
 
     def body(self) -> dict:
         """Return every recorded column except ``hash``, as JSON."""

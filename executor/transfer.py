@@ -24,6 +24,7 @@ from executor.models import Receipt, ReceiptChain
 from executor.verification import verify_tenant
 from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence
 from proposals.models import OutboxEntry, Proposal, ProposalEvidence
+from registrations.models import Registration
 from reviews.models import ReviewDecision
 from tenancy.models import Agent, Delegation, Tenant
 
@@ -35,6 +36,7 @@ EXPORTED = [
     (Delegation.history.model, "tenant_id"),
     (EvidenceSource, "tenant_id"),
     (EvidenceRevision, "tenant_id"),
+    (Registration, "tenant_id"),
     (Memory, "tenant_id"),
     (Memory.history.model, "tenant_id"),
     (MemoryEvidence, "tenant_id"),

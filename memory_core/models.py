@@ -313,6 +313,9 @@ class AccessEvent(AppendOnlyModel):
     policy_fingerprint = models.CharField(max_length=64)
     # The version of ``memory_core.ranking.WEIGHTS`` a search ranked with (empty for gets).
     ranking_version = models.CharField(max_length=32, blank=True, default="")
+    registration_version = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The tenant's registration version the read ran under"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = AccessEventQuerySet.as_manager()  # type: ignore[misc]  # append-only, plus blank_queries()
@@ -373,10 +376,10 @@ class MemoryReads(models.Model):
     @classmethod
     def count(cls, tenant_id, memory_id) -> None:
         """Add one read today, in one statement (an upsert: concurrent reads never lose a count)."""
-        memory = cls._meta.get_field("memory_id")
+        uuid_field: models.UUIDField = models.UUIDField()  # how this database spells a UUID parameter
         values = [
-            cls._meta.get_field("tenant").get_db_prep_value(tenant_id, connection),
-            memory.get_db_prep_value(memory_id, connection),
+            uuid_field.get_db_prep_value(tenant_id, connection),
+            uuid_field.get_db_prep_value(memory_id, connection),
             timezone.now().date(),
         ]
         with connection.cursor() as cursor:

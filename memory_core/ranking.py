@@ -26,11 +26,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from evidence.models import EvidenceRevision
+from memory_core import activation
 from memory_core.embeddings import Vector, active_embedder, similarities
 from memory_core.models import (
     Memory,
@@ -42,11 +43,12 @@ from memory_core.models import (
 from memory_core.read_policy import ReadPolicy, ReadRule
 from memory_core.return_modes import visible_text
 from memory_core.search import query_groups, visible_match
+from registrations.compiled import ActiveRegistration
+from registrations.selectors import active_registration
 
 WINDOW = 100
 DENSE_POOL = 1000  # lexical candidates the dense first stage reorders (a multiple of WINDOW)
-ACTIVATION_DAYS = 30
-ACTIVATION_SATURATION = 20  # reads in ACTIVATION_DAYS that give the full activation
+ACTIVATION_DAYS = 30  # the use history activation reads (a read 30 days old weighs 30^-0.5 ≈ 0.18)
 CORROBORATION_SATURATION = 3  # independent valid sources that give the full corroboration
 # Words that ask for the present state of a fact ("which city is she living in now?"). Not "new":
 # in "what is her new job" it is a word to match, and lexical ranking already finds that turn.
@@ -121,7 +123,7 @@ def rerank(
     """
     at = at or timezone.now()
     shown = [(m, r) for m, r in zip(window, rules, strict=True) if r.mode != "deny"]
-    reads = _reads([m.id for m, _ in shown], tenant_id)
+    uses = _uses([m.id for m, _ in shown], tenant_id)
     sources = _sources([m for m, r in shown if r.mode == "raw"])
     votes = _votes([(m.id, m.revision) for m, _ in shown], tenant_id)
     lexical = _lexical(shown, query)
@@ -129,12 +131,15 @@ def rerank(
     recency = _recency(shown)
     present = bool(PRESENT & set(_WORD.findall(query.lower())))
     recency_weight = weights.recency_present if present else weights.recency
+    now, levels = timezone.now(), {}  # activation is about use up to now, whatever ``at`` asks
+    registration = active_registration(tenant_id=tenant_id)
     scored = []
     for memory, rule in zip(window, rules, strict=True):
         if rule.mode == "deny":
             scored.append(Scored(memory, rule, 0.0, {}))
             continue
         up, down = votes.get((memory.id, memory.revision), (0, 0))
+        levels[memory.id] = _level(registration, memory, uses.get(memory.id, ()), now)
         signals = {
             "lexical": (lexical.get(memory.id, 0.0), weights.lexical),
             "recency": (recency.get(memory.id, 0.0), recency_weight),
@@ -143,10 +148,7 @@ def rerank(
                 min(sources.get(memory.id, 0), CORROBORATION_SATURATION) / CORROBORATION_SATURATION,
                 weights.corroboration,
             ),
-            "activation": (
-                min(math.log1p(reads.get(memory.id, 0)) / math.log1p(ACTIVATION_SATURATION), 1.0),
-                weights.activation,
-            ),
+            "activation": (activation.signal(levels[memory.id]), weights.activation),
             "feedback": ((up - down) / (up + down + 1), weights.feedback),
         }
         signals["dense"] = (dense.get(memory.id, 0.0), weights.dense)
@@ -155,6 +157,8 @@ def rerank(
             for name, (value, weight) in signals.items()
         }
         explained["dense"]["embedder"] = embedder
+        level = levels[memory.id]
+        explained["activation"]["base_level"] = None if level == -math.inf else round(level, 4)
         if memory.id not in dense:
             explained["dense"]["absent"] = _absent(embedder, rule, query)
         score = round(sum(value * weight for value, weight in signals.values()), 6)
@@ -325,23 +329,34 @@ def _validity(memory: Memory, at: datetime) -> float:
     return 1.0
 
 
-def _reads(ids: Iterable, tenant_id) -> dict:
-    """Explicit reads (gets) of each memory in the last ``ACTIVATION_DAYS`` (one query).
+def _level(registration: ActiveRegistration, memory: Memory, uses, now: datetime) -> float:
+    """Base-level activation with the decay and importance the tenant registered for the type.
+
+    Importance is a constant added to ``B`` (ACT-R's base-level offset), so it
+    lifts a used memory and never makes an unused one look used.
+    """
+    parameters = registration.entry(memory.type)["activation"]
+    level = activation.base_level(uses, at=now, decay=parameters["decay"])
+    return level + parameters["importance"] if level != -math.inf else level
+
+
+def _uses(ids: Iterable, tenant_id) -> dict:
+    """Each memory's explicit reads (gets) per day in the last ``ACTIVATION_DAYS`` (one query).
 
     Search hits do not count: a memory served because it ranked high would
     otherwise rank higher for having been served. The daily counts
-    (``MemoryReads``) cost a few index rows per memory, however long the history.
+    (``MemoryReads``) cost at most ``ACTIVATION_DAYS`` index rows per memory,
+    however long the history.
     """
     ids = list(ids)
     if not ids:
         return {}
     since = (timezone.now() - timedelta(days=ACTIVATION_DAYS)).date()
-    rows = (
-        MemoryReads.objects.filter(tenant_id=tenant_id, memory_id__in=ids, day__gte=since)
-        .values("memory_id")
-        .annotate(total=Sum("reads"))
-    )
-    return {row["memory_id"]: row["total"] for row in rows}
+    uses: dict = {}
+    rows = MemoryReads.objects.filter(tenant_id=tenant_id, memory_id__in=ids, day__gte=since)
+    for memory_id, day, reads in rows.values_list("memory_id", "day", "reads"):
+        uses.setdefault(memory_id, []).append((day, reads))
+    return uses
 
 
 def _sources(memories: list[Memory]) -> dict:

@@ -25,6 +25,7 @@ from memory_core.read_policy import active_read_policy
 from memory_core.return_modes import matched_terms, present
 from memory_core.search import ranked
 from memory_core.selectors import MemoryNotFound
+from registrations.selectors import active_registration
 from tenancy.models import Agent
 
 MAX_SCAN = 2000
@@ -359,6 +360,7 @@ def _record(
         next_offset=next_offset,
         policy_fingerprint=fingerprint,
         ranking_version=ranking_version,
+        registration_version=active_registration(tenant_id=agent.tenant_id).version,
     )
     AccessEventItem.objects.bulk_create(
         AccessEventItem(

@@ -106,13 +106,20 @@ def search(agent: Agent, context: dict, payload: dict) -> dict[str, Any]:
             raise MgpError("MGP_INVALID_OBJECT", "pagination_token is not one this server issued") from None
         raise
     records = _records(agent, [item.memory["memory_id"] for item in result.items])
+    masked_ids = [item.memory["memory_id"] for item in result.items if item.return_mode == "masked"]
+    masked = shapes.stored_content(agent.tenant_id, masked_ids) if masked_ids else {}
     words = {word.lower() for word in _WORD.findall(text)}
     results = []
     for item in result.items:
         record = records.get(item.memory["memory_id"])
         external = record.external_id if record else item.memory["memory_id"]
         memory = shapes.mgp_memory(
-            item.memory, item.return_mode, external_id=external, record=record, tenant_name=agent.tenant.name
+            item.memory,
+            item.return_mode,
+            external_id=external,
+            record=record,
+            tenant_name=agent.tenant.name,
+            masked_source=masked.get(item.memory["memory_id"]),
         )
         mode = item.return_mode
         if mode == "raw":
@@ -191,6 +198,7 @@ def export(agent: Agent, context: dict, payload: dict, *, sync: bool = False) ->
                 rule.mode,
                 external_id=record.external_id if record else str(memory.pk),
                 record=record,
+                masked_source=memory.content,
                 tenant_name=agent.tenant.name,
             )
         )

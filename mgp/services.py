@@ -133,8 +133,14 @@ def render(agent: Agent, context: dict, record: MgpRecord, resolution: str | Non
         view, mode, rule = read_memory(agent=agent, memory_id=record.memory_id, context=context)
     except MemoryNotFound:
         raise MgpError("MGP_MEMORY_NOT_FOUND", "No memory with this id in your tenant") from None
+    stored = shapes.stored_content(agent.tenant_id, [record.memory_id]) if mode == "masked" else {}
     memory = shapes.mgp_memory(
-        view, mode, external_id=record.external_id, record=record, tenant_name=agent.tenant.name
+        view,
+        mode,
+        external_id=record.external_id,
+        record=record,
+        tenant_name=agent.tenant.name,
+        masked_source=stored.get(str(record.memory_id)),
     )
     data = {
         "memory": memory,
@@ -356,7 +362,7 @@ def write(agent: Agent, context: dict, request_id: str, payload: dict, *, key: s
     content = memory["content"]
     if strategy == "merge":
         content = _deep_merge(shapes.from_content(current.content), content)
-    changes = {"content": shapes.to_content(current.type, content)}
+    changes = {"content": shapes.to_content(agent.tenant_id, current.type, content)}
     for name in ("sensitivity", "confidence"):
         if strategy != "merge" and name in memory and memory[name] != getattr(current, name):
             changes[name] = memory[name]
@@ -396,7 +402,7 @@ def _deep_merge(base: dict, incoming: dict) -> dict:
 
 def _create(agent: Agent, context: dict, key: str, body: dict, memory: dict, hint: dict | None) -> Outcome:
     try:
-        fields = shapes.memory_fields(memory, dedupe_key=(hint or {}).get("dedupe_key", ""))
+        fields = shapes.memory_fields(agent.tenant_id, memory, dedupe_key=(hint or {}).get("dedupe_key", ""))
     except (KeyError, ValueError) as error:
         raise MgpError("MGP_INVALID_OBJECT", f"Cannot map the memory: {error}") from None
     binding = _register_source(agent, memory["source"], memory["memory_id"], key)
@@ -511,7 +517,7 @@ def update(agent: Agent, context: dict, request_id: str, payload: dict) -> Outco
     validate(merged, "memory-object.schema.json")
     changes: dict[str, Any] = {}
     if merged["content"] != stored["content"]:
-        changes["content"] = shapes.to_content(current.type, merged["content"])
+        changes["content"] = shapes.to_content(agent.tenant_id, current.type, merged["content"])
     for name in MUTABLE[1:]:
         if name in patch and merged.get(name) != stored.get(name):
             changes[name] = shapes.parse_time(merged[name]) if name.startswith("valid_") else merged[name]

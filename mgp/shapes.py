@@ -13,8 +13,8 @@ from typing import Any
 
 from django.utils.dateparse import parse_datetime
 
-from memory_core.content import CONTENT_SCHEMAS
 from memory_core.models import Memory
+from registrations.selectors import active_registration
 
 DERIVED = "mgp:derived_statement"
 MASK = "***"
@@ -29,14 +29,18 @@ EVIDENCE_KIND = {
 }
 
 
-def to_content(memory_type: str, content: dict[str, Any]) -> dict[str, Any]:
-    schema = CONTENT_SCHEMAS[memory_type]
-    declared = set(schema().fields) - {"attributes"}
+def to_content(tenant_id: Any, memory_type: str, content: dict[str, Any]) -> dict[str, Any]:
+    """MGP content as the tenant's registered schema for ``memory_type`` takes it."""
+    registration = active_registration(tenant_id=tenant_id)
+    if memory_type not in registration.document["types"]:
+        return dict(content)  # refused at submission as unregistered
+    declared = set(registration.entry(memory_type)["schema"].get("properties", {})) - {"attributes"}
     out = {key: value for key, value in content.items() if key in declared}
     extra = {key: value for key, value in content.items() if key not in declared}
-    check = schema(data={"statement": "x", **out})
-    if not check.is_valid():  # a declared name carrying another shape (MGP content is open): keep it flat
-        for key in set(check.errors) - {"statement", "non_field_errors"}:
+    # A declared name carrying another shape (MGP content is open) stays as it came, among the extras.
+    for problem in registration.content_problems(memory_type, {**out, "statement": "x"}):
+        key = problem["path"].split("/")[2] if problem["path"].count("/") >= 2 else ""
+        if key in out and key != "statement":
             extra[key] = out.pop(key)
     statement = out.get("statement")
     if not (isinstance(statement, str) and statement.strip()):
@@ -44,13 +48,18 @@ def to_content(memory_type: str, content: dict[str, Any]) -> dict[str, Any]:
         out["statement"] = values[:4000]
         extra[DERIVED] = True
     if extra:
-        out["attributes"] = extra
+        out["attributes"] = [{"key": key, "value": value} for key, value in extra.items()]
     return out
 
 
 def from_content(content: dict[str, Any]) -> dict[str, Any]:
     out = dict(content)
-    attributes = dict(out.pop("attributes", None) or {})
+    pairs = out.pop("attributes", None) or []
+    attributes = (
+        {pair["key"]: pair.get("value") for pair in pairs if isinstance(pair, dict) and "key" in pair}
+        if isinstance(pairs, list)
+        else {}
+    )
     if attributes.pop(DERIVED, False):
         out.pop("statement", None)
     out.update(attributes)
@@ -61,13 +70,13 @@ def parse_time(value: str | None) -> datetime | None:
     return parse_datetime(value.replace("Z", "+00:00")) if value else None
 
 
-def memory_fields(memory: dict[str, Any], *, dedupe_key: str = "") -> dict[str, Any]:
+def memory_fields(tenant_id: Any, memory: dict[str, Any], *, dedupe_key: str = "") -> dict[str, Any]:
     """Custodian's proposed fields for an MGP memory object (already schema-valid)."""
     fields: dict[str, Any] = {
         "subject": memory["subject"],
         "scope": memory["scope"],
         "type": memory["type"],
-        "content": to_content(memory["type"], memory["content"]),
+        "content": to_content(tenant_id, memory["type"], memory["content"]),
     }
     for name in ("sensitivity", "confidence"):
         if name in memory:
@@ -108,12 +117,27 @@ def candidate_memory(candidate: dict[str, Any], memory_id: str, now: str) -> dic
     return memory
 
 
-def mgp_memory(view: dict[str, Any], mode: str, *, external_id: str, record, tenant_name: str) -> dict:
-    """An MGP memory object from a Custodian policy view (``present``'s output) in ``mode``."""
+def mgp_memory(
+    view: dict[str, Any],
+    mode: str,
+    *,
+    external_id: str,
+    record,
+    tenant_name: str,
+    masked_source: dict | None = None,
+) -> dict:
+    """An MGP memory object from a Custodian policy view (``present``'s output) in ``mode``.
+
+    A masked view masks the attribute pairs' keys too; MGP keeps field names,
+    so a masked item is masked again here from ``masked_source`` (the stored
+    content: every string leaf becomes ``***``, field names stay).
+    """
     state = view.get("lifecycle_state", "active")
     if mode == "metadata_only":
         text = f"{view['type']} metadata only"
         content: dict[str, Any] = {"statement": text, "summary": text}
+    elif mode == "masked" and masked_source is not None:
+        content = _mask(from_content(masked_source))
     else:
         content = from_content(view.get("content") or {})
     source = dict((record.source if record else None) or {"kind": "system", "ref": "custodian"})
@@ -149,6 +173,22 @@ def mgp_memory(view: dict[str, Any], mode: str, *, external_id: str, record, ten
         if view.get(name):
             out[name] = view[name]
     return out
+
+
+def _mask(value: Any) -> Any:
+    if isinstance(value, str):
+        return MASK
+    if isinstance(value, dict):
+        return {key: _mask(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_mask(item) for item in value]
+    return value
+
+
+def stored_content(tenant_id: Any, memory_ids: list) -> dict[str, dict]:
+    """The stored content of the given memories (only ever masked before it is shown)."""
+    rows = Memory.objects.filter(tenant_id=tenant_id, pk__in=memory_ids).values_list("pk", "content")
+    return {str(pk): content for pk, content in rows}
 
 
 def consumable_text(memory: dict[str, Any]) -> str:

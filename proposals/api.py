@@ -133,6 +133,7 @@ class ProposalOutput(serializers.ModelSerializer):
             "reason_codes",
             "policy_version",
             "policy_fingerprint",
+            "registration_version",
             "action_digest",
             "review_deadline",
             "fields",

@@ -29,3 +29,9 @@ class AmendmentChangesTarget(DomainError):
     code = "amendment_changes_target"
     status = 400
     title = "An amendment keeps the proposal's action and target memory"
+
+
+class PublishNotPermitted(DomainError):
+    code = "publish_not_permitted"
+    status = 403
+    title = "Only a person who may publish in this tenant asks to publish or approves it"

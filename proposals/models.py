@@ -36,10 +36,11 @@ class Proposal(models.Model):
         RESTORE = "restore"
         FENCE = "fence"
         REVALIDATE = "revalidate"
+        REGISTER = "register"  # publish a registration candidate (not a memory action)
 
     LIFECYCLE_ACTIONS = (Action.EXPIRE, Action.REVOKE, Action.DELETE, Action.PURGE, Action.RESTORE)
-    # Made by Custodian itself when evidence is invalidated or replaced, never by agents.
-    SYSTEM_ACTIONS = (Action.FENCE, Action.REVALIDATE)
+    # Made by Custodian itself (evidence changes; an operator's publish request), never by agents.
+    SYSTEM_ACTIONS = (Action.FENCE, Action.REVALIDATE, Action.REGISTER)
     # Actions whose result is an active memory: its dedupe key must be free (one active memory per key).
     CLAIMS_DEDUPE_KEY = (Action.CREATE, Action.UPDATE, Action.RESTORE)
 
@@ -128,6 +129,9 @@ class Proposal(models.Model):
     policy_facts = models.JSONField(default=dict, help_text="What the engine saw, for reviewers")
     policy_version = models.CharField(max_length=64)
     policy_fingerprint = models.CharField(max_length=64)
+    registration_version = models.PositiveIntegerField(
+        default=1, help_text="The tenant's registration version the content was validated under"
+    )
     required_approvals = models.PositiveSmallIntegerField(default=0)
     gates = models.JSONField(default=list)
     review_deadline = models.DateTimeField(null=True, blank=True)

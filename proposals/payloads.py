@@ -35,7 +35,9 @@ class ProposalPayload(TypedDict, total=False):
     memory_id: uuid.UUID  # every other action
     base_revision: int
     changes: MemoryFields  # update
-    reason: str  # lifecycle verbs, fence, revalidate
+    reason: str  # lifecycle verbs, fence, revalidate, register
+    registration_id: uuid.UUID  # register: the candidate to publish
+    requested_by: int  # register: the operator (user id) who asked; never one of its approvers
     evidence: list[EvidenceBinding]
     policy_context: dict[str, Any]
     rationale: str

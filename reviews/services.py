@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import DomainError
-from proposals.errors import ProposalNotFound
+from proposals.errors import ProposalNotFound, PublishNotPermitted
 from proposals.models import Proposal
 from proposals.selectors import dedupe_conflicts
 from proposals.services import conclude_review
@@ -31,6 +31,7 @@ from reviews.errors import (
 )
 from reviews.models import ReviewDecision
 from reviews.selectors import approving_decisions, can_decide, is_submitter, viewable_tenants
+from tenancy.selectors import publishing_tenants
 
 Decision = ReviewDecision.Decision
 
@@ -114,6 +115,12 @@ def _check_may_decide(actor, proposal: Proposal, *, action_digest: str, reason: 
         raise DecisionNotPermitted()
     if is_submitter(actor, proposal):
         raise SelfApprovalForbidden()
+    if proposal.action == Proposal.Action.REGISTER:
+        # Publishing a registration: a person who may publish, and never the operator who asked.
+        if not publishing_tenants(actor).filter(pk=proposal.tenant_id).exists():
+            raise PublishNotPermitted()
+        if proposal.fields.get("requested_by") == actor.pk:
+            raise SelfApprovalForbidden()
     if proposal.status != Proposal.Status.PENDING_REVIEW:
         raise NotUnderReview(proposal_status=proposal.status)
     if proposal.review_deadline and proposal.review_deadline < timezone.now():

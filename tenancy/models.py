@@ -26,6 +26,7 @@ class Tenant(models.Model):
         permissions = [
             ("decide_proposal", "Can decide proposals in this tenant"),
             ("audit_tenant", "Can view this tenant's proposals and decisions, never decide"),
+            ("publish_registration", "Can request and approve publishing this tenant's registration"),
         ]
 
     def __str__(self) -> str:

@@ -15,6 +15,7 @@ from tenancy.models import Tenant
 
 DECIDE = "tenancy.decide_proposal"
 AUDIT = "tenancy.audit_tenant"
+PUBLISH = "tenancy.publish_registration"
 
 
 def decidable_tenants(user) -> QuerySet[Tenant]:
@@ -25,3 +26,8 @@ def decidable_tenants(user) -> QuerySet[Tenant]:
 def viewable_tenants(user) -> QuerySet[Tenant]:
     """Return the tenants whose rows ``user`` may see (reviewers and auditors)."""
     return get_objects_for_user(user, [DECIDE, AUDIT], klass=Tenant, any_perm=True, accept_global_perms=False)
+
+
+def publishing_tenants(user) -> QuerySet[Tenant]:
+    """Return the tenants whose registration ``user`` may ask to publish, or approve publishing."""
+    return get_objects_for_user(user, PUBLISH, klass=Tenant, accept_global_perms=False)

@@ -45,6 +45,24 @@ class ValidationFailed(BadRequest):
         return self.body.get("errors", {})
 
 
+class ContentInvalid(ValidationFailed):
+    """``content_invalid`` (422): the tenant's registered schema for the type refuses the content.
+
+    ``errors`` lists each ``path`` (``/content/…``), ``kind`` and ``message``; the body also names
+    the ``registration_version`` that refused it.
+    """
+
+    code = "content_invalid"
+
+    @property
+    def errors(self) -> Any:
+        return self.body.get("errors", [])
+
+    @property
+    def registration_version(self) -> int | None:
+        return self.body.get("registration_version")
+
+
 class NotAuthenticated(CustodianError):
     code = "not_authenticated"
 
@@ -167,6 +185,12 @@ class SelfApprovalForbidden(PermissionDenied):
     code = "self_approval"
 
 
+class PublishNotPermitted(PermissionDenied):
+    """Publishing a registration needs ``publish_registration`` in the tenant."""
+
+    code = "publish_not_permitted"
+
+
 class RecallNotFound(NotFound):
     """Not a recall of this agent."""
 
@@ -283,6 +307,7 @@ class AmendmentChangesTarget(BadRequest):
 
 CODE_CLASSES: dict[str, type[CustodianError]] = {
     "validation_error": ValidationFailed,
+    "content_invalid": ContentInvalid,
     "evidence_exists": EvidenceExists,
     "review_expired": ReviewExpired,
     "reason_required": ReasonRequired,
@@ -305,6 +330,7 @@ CODE_CLASSES: dict[str, type[CustodianError]] = {
     "not_submitter": NotSubmitter,
     "reserved_identity": ReservedIdentity,
     "self_approval": SelfApprovalForbidden,
+    "publish_not_permitted": PublishNotPermitted,
     "recall_not_found": RecallNotFound,
     "item_not_served": ItemNotServed,
     "feedback_already_given": FeedbackAlreadyGiven,

@@ -6,6 +6,7 @@ public functions are the steps other apps take on proposals.
 
 from proposals.services.evidence_changes import add_evidence_revision, invalidate_evidence_revision
 from proposals.services.purge import scrub_purged_content
+from proposals.services.registration import request_publication, validate_candidate
 from proposals.services.submission import Submission, amend_proposal, submit_proposal, withdraw_proposal
 from proposals.services.system_proposals import (
     block_proposals_citing,
@@ -33,7 +34,9 @@ __all__ = [
     "propose_retention_expiries",
     "propose_revalidations",
     "record_executions",
+    "request_publication",
     "scrub_purged_content",
     "submit_proposal",
+    "validate_candidate",
     "withdraw_proposal",
 ]

@@ -21,6 +21,8 @@ from proposals.models import Proposal
 from proposals.payloads import EvidenceBinding, MemoryFields, ProposalPayload
 from proposals.policy import Verdict, active_rule_set, classify
 from proposals.policy.transition import escalation, strictest_sensitivity
+from registrations.compiled import ActiveRegistration
+from registrations.selectors import active_registration, registration_candidate
 from tenancy.models import Agent
 from tenancy.services import bind_policy_context
 
@@ -49,12 +51,16 @@ def freeze_and_classify(
     evidence_status, revisions = _check_evidence(agent, proposal.evidence)
     proposal.policy_context = context
     proposal.rationale = payload.get("rationale", "")
-    if proposal.action == Proposal.Action.CREATE:
-        memory, target_fact, result = None, *_prepare_create(proposal, payload["memory"])
+    registration = active_registration(tenant_id=agent.tenant_id)
+    proposal.registration_version = registration.version
+    if proposal.action == Proposal.Action.REGISTER:
+        memory, target_fact, result = None, *_prepare_registration(proposal, agent, payload)
+    elif proposal.action == Proposal.Action.CREATE:
+        memory, target_fact, result = None, *_prepare_create(proposal, payload["memory"], registration)
     else:
         memory = _target_memory(agent, payload)
         prepare = _prepare_update if proposal.action == Proposal.Action.UPDATE else _prepare_verb
-        target_fact, result = prepare(proposal, memory, payload)
+        target_fact, result = prepare(proposal, memory, payload, registration)
     before = memory.snapshot() if memory is not None else {}
     risk_level = context.get("risk_level") or "unspecified"
     proposal.dedupe_key = result.get("dedupe_key", "")
@@ -108,11 +114,13 @@ def _check_evidence(agent: Agent, bindings: list[dict]) -> tuple[str, list[Evide
     return worst, list(found.values())
 
 
-def _prepare_create(proposal: Proposal, memory: MemoryFields) -> tuple[str, dict]:
+def _prepare_create(
+    proposal: Proposal, memory: MemoryFields, registration: ActiveRegistration
+) -> tuple[str, dict]:
     fields = {**_MEMORY_DEFAULTS, **_json_fields(memory)}
     if (memory.get("ttl_seconds") or memory.get("expires_at")) and "retention_policy" not in memory:
         fields["retention_policy"] = Memory.RetentionPolicy.TIME_BOUND.value
-    validate_content(fields["type"], fields["content"])
+    validate_content(fields["type"], fields["content"], registration)
     validate_retention(fields)
     proposal.target_memory_id = proposal.target_memory_id or uuid.uuid4()
     proposal.base_revision = 0
@@ -125,7 +133,9 @@ def _target_memory(agent: Agent, payload: ProposalPayload) -> Memory | None:
     return Memory.objects.with_fence().filter(tenant_id=agent.tenant_id, pk=payload["memory_id"]).first()
 
 
-def _prepare_update(proposal: Proposal, memory: Memory | None, payload: ProposalPayload) -> tuple[str, dict]:
+def _prepare_update(
+    proposal: Proposal, memory: Memory | None, payload: ProposalPayload, registration: ActiveRegistration
+) -> tuple[str, dict]:
     """Return the target fact and the memory as it would be after the change ({} if missing)."""
     changes = _json_fields(payload["changes"])
     proposal.target_memory_id = payload["memory_id"]
@@ -136,12 +146,14 @@ def _prepare_update(proposal: Proposal, memory: Memory | None, payload: Proposal
     if memory.revision != payload["base_revision"]:
         raise BaseRevisionStale(current_revision=memory.revision)
     result = {**memory.snapshot(), **changes}
-    validate_content(result["type"], result["content"])
+    validate_content(result["type"], result["content"], registration)
     validate_retention(result)
     return ("current" if memory.is_active else "inactive"), result
 
 
-def _prepare_verb(proposal: Proposal, memory: Memory | None, payload: ProposalPayload) -> tuple[str, dict]:
+def _prepare_verb(
+    proposal: Proposal, memory: Memory | None, payload: ProposalPayload, _registration: ActiveRegistration
+) -> tuple[str, dict]:
     """Freeze a lifecycle verb or a system action (fence, revalidate): a reason, no content change.
 
     A lifecycle transition the state machine does not allow is refused here.
@@ -156,6 +168,26 @@ def _prepare_verb(proposal: Proposal, memory: Memory | None, payload: ProposalPa
     if proposal.is_lifecycle:
         next_state(memory.state, proposal.action)
     return "current", memory.snapshot()
+
+
+def _prepare_registration(proposal: Proposal, agent: Agent, payload: ProposalPayload) -> tuple[str, dict]:
+    """Freeze a publish request: the candidate's id, fingerprint and base, and who asked.
+
+    The fingerprint is in the action digest, so a candidate changed after
+    its reviewers saw it no longer matches what they approved.
+    """
+    candidate = registration_candidate(tenant_id=agent.tenant_id, candidate_id=payload["registration_id"])
+    proposal.target_memory_id = candidate.id
+    proposal.base_revision = candidate.base_version
+    proposal.fields = {
+        "registration_id": str(candidate.id),
+        "fingerprint": candidate.fingerprint,
+        "base_version": candidate.base_version,
+        "version": candidate.base_version + 1,
+        "requested_by": payload["requested_by"],
+        "reason": payload["reason"],
+    }
+    return "new", {}
 
 
 def _json_fields(fields: Mapping[str, Any]) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from proposals.models import Proposal
 from proposals.services.outbox import release
+from registrations.services import return_to_draft
 
 
 def record_executions(outcomes: list[tuple[Proposal, str, bool]]) -> None:
@@ -51,12 +52,20 @@ def escalate_to_review(proposal: Proposal, *, failed_gates: list[str]) -> None:
 # --- Steps taken by the review workflow, inside its transaction ---------------
 
 
+_REFUSED = (Proposal.Status.REJECTED, Proposal.Status.EXPIRED)
+
+
 def conclude_review(proposal: Proposal, *, status: str) -> None:
     """Move a locked proposal under review to rejected, changes_requested or released."""
     proposal.transition_to(status)
     proposal.save(update_fields=["status", "updated_at"])
     if status == Proposal.Status.RELEASED:
         release(proposal, available_at=timezone.now())
+    elif proposal.action == Proposal.Action.REGISTER and status in (
+        Proposal.Status.REJECTED,
+        Proposal.Status.EXPIRED,
+    ):
+        return_to_draft(candidate_id=proposal.target_memory_id)
 
 
 @transaction.atomic(durable=True)

@@ -3,7 +3,7 @@
 from django import template
 from django.utils.html import format_html
 
-from memory_core.labels import choice_label, field_label
+from memory_core.labels import choice_label, field_label, tenant_field_label
 
 register = template.Library()
 
@@ -11,6 +11,13 @@ register = template.Library()
 @register.filter
 def labelled_field(name: str) -> str:
     return format_html('<span title="{}">{}</span>', name, field_label(name))
+
+
+@register.filter
+def labelled_for(name: str, proposal) -> str:
+    """Label a field of ``proposal``'s memory as its tenant's active registration words it."""
+    label = tenant_field_label(name, tenant_id=proposal.tenant_id, memory_type=proposal.memory_type or None)
+    return format_html('<span title="{}">{}</span>', name, label)
 
 
 @register.filter

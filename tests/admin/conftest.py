@@ -9,6 +9,8 @@ from django.contrib.auth.models import Group, Permission
 from rest_framework.test import APIClient
 
 from proposals.models import OutboxEntry
+from registrations.document import DEFAULT_DOCUMENT
+from registrations.services import draft_registration
 from reviews.selectors import AUDIT, DECIDE
 from tenancy.models import Tenant
 from tenancy.services import issue_user_token
@@ -71,6 +73,7 @@ def build_tenant_world(name: str) -> TenantWorld:
     vote = {"memory_id": served["memory_id"], "revision": served["revision"], "verdict": "useful"}
     feedback = denied.post(f"/api/v1/recall/{recalled['recall_id']}/feedback", vote, format="json")
     assert feedback.status_code == 201  # a RecallFeedback row
+    draft_registration(tenant_id=handle.tenant.pk, document=DEFAULT_DOCUMENT, created_by=reviewer.username)
     after = _all_pks()
     world = TenantWorld(handle.tenant, {model: after[model] - before[model] for model in after}, entry)
     world.handle, world.reviewer = handle, reviewer

@@ -191,7 +191,7 @@ def test_unknown_nested_memory_field_is_refused(agent, api):
 
 def test_unknown_field_in_typed_content_is_refused(agent, api):
     payload = _valid_payload(agent, content=_content(colour="blue"))
-    assert_refused(_post(api, payload), 400, "validation_error")
+    assert_refused(_post(api, payload), 422, "content_invalid")
 
 
 def test_confidence_given_as_a_word_is_refused(agent, api):
@@ -210,21 +210,21 @@ def test_invalid_evidence_revision_is_refused(agent, api, revision):
 
 def test_missing_statement_is_refused(agent, api):
     payload = _valid_payload(agent, content={"preference_key": "summary_cadence"})
-    body = assert_refused(_post(api, payload), 400, "validation_error")
+    body = assert_refused(_post(api, payload), 422, "content_invalid")
     assert "statement" in json.dumps(body["errors"])
 
 
 @pytest.mark.parametrize("statement", ["", "   ", "\t\n"], ids=["empty", "spaces", "whitespace"])
 def test_blank_statement_is_refused(agent, api, statement):
     payload = _valid_payload(agent, content=_content(statement=statement))
-    body = assert_refused(_post(api, payload), 400, "validation_error")
+    body = assert_refused(_post(api, payload), 422, "content_invalid")
     assert "statement" in json.dumps(body["errors"])
 
 
 @pytest.mark.parametrize("statement", [42, 4.2, True, None, ["a"], {"a": 1}])
 def test_statement_that_is_not_a_string_is_refused(agent, api, statement):
     payload = _valid_payload(agent, content=_content(statement=statement))
-    assert_refused(_post(api, payload), 400, "validation_error")
+    assert_refused(_post(api, payload), 422, "content_invalid")
 
 
 @pytest.mark.parametrize("memory_type", ["preference", "episodic"])

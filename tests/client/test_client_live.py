@@ -108,6 +108,11 @@ def test_refusals_arrive_as_typed_errors(live_server, agent, other_agent):
     with pytest.raises(e.ValidationFailed) as invalid:
         custodian.propose("create", memory={**memory, "scope": "galaxy"}, evidence=[evidence])
     assert "memory" in invalid.value.errors
+    smuggled = {**memory, "content": {**memory["content"], "factor": "momentum"}}
+    with pytest.raises(e.ContentInvalid) as refused:  # the tenant's registered schema, by path
+        custodian.propose("create", memory=smuggled, evidence=[evidence])
+    assert isinstance(refused.value, e.ValidationFailed) and refused.value.registration_version == 1
+    assert refused.value.errors[0]["path"] == "/content/factor"
     with pytest.raises(e.IdempotencyConflict):
         custodian.propose("create", memory=memory, evidence=[evidence], idempotency_key="k-1")
         custodian.propose(

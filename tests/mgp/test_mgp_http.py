@@ -277,3 +277,19 @@ def test_open_mgp_content_round_trips(runtime):
     bare = {"favorite_color": "blue"}
     written(runtime, memory("mem_bare", type="profile", content=bare))
     assert call(runtime, "get", {"memory_id": "mem_bare"}, "read").json()["data"]["memory"]["content"] == bare
+
+
+def test_a_masked_memory_keeps_its_field_names_and_nothing_else(runtime):
+    written(
+        runtime,
+        memory(
+            "mem_masked",
+            type="profile",
+            content={"secret": "visible-text", "pin": 4411},
+            sensitivity="confidential",
+        ),
+    )
+    data = call(runtime, "get", {"memory_id": "mem_masked"}, "read").json()["data"]
+    assert data["return_mode"] == "masked"
+    assert data["memory"]["content"] == {"secret": "***", "pin": 4411}  # numbers kept, as MGP masks
+    assert "visible" not in str(data)

@@ -84,8 +84,8 @@ def test_a_factor_conclusion_cannot_travel_as_an_episodic_event(api, agent):
     fact = factor_fact(type="episodic_event")
     payload = create_payload(fact, [make_evidence(agent.agent)])
     response = api.post("/api/v1/proposals/", payload, format="json", HTTP_IDEMPOTENCY_KEY="smuggle")
-    assert (response.status_code, response.json()["code"]) == (400, "validation_error")
-    assert "factor" in str(response.json()["errors"])
+    assert (response.status_code, response.json()["code"]) == (422, "content_invalid")
+    assert "/content/factor" in str(response.json()["errors"])
     assert not Proposal.objects.exists()
 
 
@@ -94,8 +94,8 @@ def test_every_memory_type_has_a_closed_content_schema(api, agent, memory_type):
     memory = user_preference(type=memory_type, content={"statement": "x", "smuggled": 1})
     payload = create_payload(memory, [make_evidence(agent.agent)])
     response = api.post("/api/v1/proposals/", payload, format="json", HTTP_IDEMPOTENCY_KEY=memory_type)
-    assert (response.status_code, response.json()["code"]) == (400, "validation_error")
-    assert "smuggled" in str(response.json()["errors"])
+    assert (response.status_code, response.json()["code"]) == (422, "content_invalid")
+    assert "/content/smuggled" in str(response.json()["errors"])
 
 
 def test_episodic_events_shared_with_the_org_need_a_person(api, agent):

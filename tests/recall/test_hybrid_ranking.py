@@ -1,14 +1,14 @@
 """Hybrid ranking: explained, versioned, bounded, and blind to what a view hides."""
 
-import math
 from datetime import timedelta
 
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from memory_core.activation import base_level, signal
 from memory_core.models import AccessEvent, MemoryReads
-from memory_core.ranking import ACTIVATION_SATURATION, DEFAULT_VERSION
+from memory_core.ranking import DEFAULT_VERSION
 from proposals.services import invalidate_evidence_revision
 
 SIGNALS = {"lexical", "dense", "recency", "validity", "corroboration", "activation", "feedback"}
@@ -143,8 +143,9 @@ def test_explicit_reads_raise_activation_and_searches_do_not(api, remember):
         assert api.get(f"/api/v1/memories/{read.id}/").status_code == 200
     body = search(api, "Maya desk")
     activation = {item["memory"]["memory_id"]: item["explanation"]["activation"] for item in body["results"]}
-    expected = math.log1p(3) / math.log1p(ACTIVATION_SATURATION)
-    assert activation[str(read.id)]["value"] == round(expected, 4)
+    level = base_level([(timezone.now().date(), 3)])
+    assert activation[str(read.id)]["base_level"] == round(level, 4)
+    assert activation[str(read.id)]["value"] == round(signal(level), 4)
     assert activation[str(unread.id)]["value"] == 0.0
     assert order(body)[0] == str(read.id)
     assert MemoryReads.objects.get(memory_id=read.id).reads == 3

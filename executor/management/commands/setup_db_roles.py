@@ -63,6 +63,9 @@ WEB_WRITES = {
     "mgp_mgprecord": "INSERT, UPDATE, DELETE",  # an MGP id, freed when its proposal fails or memory is purged
     "mgp_mgptask": "INSERT, UPDATE",  # an MGP task follows its proposal
     "mgp_mgpevent": "INSERT",  # MGP refusals and bulk reads no other row records (append-only)
+    # Operators draft, edit and validate candidates and ask to publish them; only the executor
+    # makes one active (version, published_at and receipt_id are the executor's columns).
+    "registrations_registration": "INSERT, UPDATE (document, fingerprint, status, validation, updated_at)",
 }
 EXECUTOR_WRITES = {
     "proposals_outboxentry": "INSERT, UPDATE",  # INSERT: proposals it makes itself may release at once
@@ -81,6 +84,7 @@ EXECUTOR_WRITES = {
     "proposals_historicalproposal": "INSERT, UPDATE",
     "proposals_proposalevidence": "INSERT",
     "tenancy_agent": "INSERT",  # a tenant's system agent, on its first retention sweep
+    "registrations_registration": "UPDATE (status, version, published_at, receipt_id, updated_at)",  # publish
 }
 READ_ONLY = {"auth_permission", "django_content_type", "django_migrations"}  # written by migrate only
 GRANTS = {WEB: WEB_WRITES, EXECUTOR: EXECUTOR_WRITES}

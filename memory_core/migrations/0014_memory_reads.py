@@ -30,7 +30,7 @@ def backfill(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memory_core", "0012_memory_vectors"),
+        ("memory_core", "0013_accessevent_registration_version"),
         ("tenancy", "0008_delegation"),
     ]
 

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('executor', '0011_chain_progress_and_signed_checkpoint'),
+        ('executor', '0012_receipt_registration_version_alter_receipt_outcome'),
         ('proposals', '0006_outboxentry'),
         ('tenancy', '0008_delegation'),
     ]

@@ -1,0 +1,309 @@
+"""The registration document: its shape, its fingerprint, and the built-in default.
+
+A registration is data (JSON), one entry per memory type::
+
+    {"format": 1,
+     "types": {"preference": {
+         "schema": {...strict JSON Schema of the content...},
+         "labels": {"statement": "Statement", ...},
+         "ranking_weights": "2026-12-15.1" | null,     # null: the deployment's default
+         "activation": {"decay": 0.5, "importance": 0.0,
+                        "dormancy": {"threshold": -2.0, "days": 30}},
+         "capacity": {"per_subject_scope": 200 | null},
+         "rules": ["auto-owner-preference", ...]}}}
+
+Later maintenance jobs (activation, dormancy, compaction) read their
+parameters from here. The built-in default (version 1 of every tenant)
+is today's content serializers written as JSON Schema.
+"""
+
+import copy
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from core.canonical import digest
+from registrations.errors import InvalidRegistration
+
+FORMAT = 1
+DEFAULT_VERSION = 1
+# The memory types a registration must cover (memory_core.models.Memory.Type; this app sits below it).
+MEMORY_TYPES = (
+    "profile",
+    "preference",
+    "episodic_event",
+    "semantic_fact",
+    "procedural_rule",
+    "relationship",
+    "checkpoint_pointer",
+    "artifact_summary",
+)
+_ENTRY_KEYS = {"schema", "labels", "ranking_weights", "activation", "capacity", "rules"}
+# Keywords a registered schema may use; $ref, composition and conditionals are left out so
+# the additive rule can be judged keyword by keyword (see registrations.evolution).
+SCHEMA_KEYWORDS = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "enum",
+        "const",
+        "title",
+        "description",
+        "format",
+        "pattern",
+        "minLength",
+        "maxLength",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+    }
+)
+
+# --- the built-in default: today's serializers (memory_core.content) ----------------
+
+_DATETIME = r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?)?$"
+
+
+def _text(max_length: int) -> dict:
+    return {"type": "string", "minLength": 1, "maxLength": max_length}
+
+
+def _strings(max_length: int, **extra: Any) -> dict:
+    return {"type": "array", "items": _text(max_length), "maxItems": 50, **extra}
+
+
+_ANY: dict = {}
+_NUMBER = {"type": "number"}
+_WHEN = {"type": "string", "pattern": _DATETIME}
+_COMMON = {
+    "statement": {"type": "string", "minLength": 1, "maxLength": 4000, "pattern": r"\S"},
+    "summary": _text(1000),
+    "keywords": _strings(100, uniqueItems=True),
+    # Fields an open-content client (MGP) sends that the type does not declare, kept as pairs.
+    "attributes": {
+        "type": "array",
+        "maxItems": 50,
+        "items": {
+            "type": "object",
+            "properties": {"key": _text(200), "value": _ANY},
+            "required": ["key"],
+            "additionalProperties": False,
+        },
+    },
+}
+_FIELDS: dict[str, dict[str, dict]] = {
+    "profile": {"profile_key": _text(200), "profile_value": _ANY},
+    "preference": {"preference": _text(1000), "preference_key": _text(200), "preference_value": _ANY},
+    "episodic_event": {
+        "event": _text(2000),
+        "occurred_at": _WHEN,
+        "outcome": _text(2000),
+        "participants": _strings(200),
+        "run_id": _text(200),
+        "session_id": _text(200),
+        "task_id": _text(200),
+    },
+    "semantic_fact": {
+        "fact": _text(2000),
+        "fact_key": _text(200),
+        "fact_value": _ANY,
+        "factor": _text(200),
+        "universe": _text(200),
+        "horizon": _text(100),
+        "metric": _text(100),
+        "value": _NUMBER,
+        "conclusion": _text(2000),
+    },
+    "procedural_rule": {"rule": _text(2000), "trigger": _text(1000), "action": _text(1000)},
+    "relationship": {
+        "subject_entity": _text(500),
+        "relation": _text(200),
+        "object_entity": _text(500),
+        "valid_from": _WHEN,
+        "valid_to": _WHEN,
+    },
+    "checkpoint_pointer": {"checkpoint_id": _text(200), "uri": _text(2000), "run_id": _text(200)},
+    "artifact_summary": {
+        "artifact_id": _text(200),
+        "artifact_kind": _text(100),
+        "title": _text(500),
+        "uri": _text(2000),
+    },
+}
+_LABELS = {
+    "statement": "Statement",
+    "summary": "Summary",
+    "attributes": "Other fields",
+    "factor": "Factor",
+    "universe": "Universe",
+    "horizon": "Horizon",
+    "metric": "Metric",
+    "value": "Value",
+    "conclusion": "Conclusion",
+    "preference_key": "Preference",
+    "preference_value": "Preferred",
+    "fact_key": "Fact",
+    "fact_value": "Value",
+    "occurred_at": "When",
+    "run_id": "Run",
+    "session_id": "Session",
+    "task_id": "Task",
+    "uri": "Link",
+}
+# The default rules.yaml rules that name a type.
+_RULES = {
+    "preference": ["auto-owner-preference"],
+    "episodic_event": ["gated-episodic"],
+    "semantic_fact": ["review-shared-facts"],
+    "procedural_rule": ["review-shared-facts"],
+}
+
+
+def _default_entry(memory_type: str) -> dict:
+    properties = {**_COMMON, **_FIELDS[memory_type]}
+    return {
+        "schema": {
+            "type": "object",
+            "properties": copy.deepcopy(properties),
+            "required": ["statement"],
+            "additionalProperties": False,
+        },
+        "labels": {key: label for key, label in _LABELS.items() if key in properties},
+        "ranking_weights": None,
+        "activation": {"decay": 0.5, "importance": 0.0, "dormancy": {"threshold": -2.0, "days": 30}},
+        "capacity": {"per_subject_scope": None},
+        "rules": list(_RULES.get(memory_type, [])),
+    }
+
+
+DEFAULT_DOCUMENT: dict = {
+    "format": FORMAT,
+    "types": {memory_type: _default_entry(memory_type) for memory_type in MEMORY_TYPES},
+}
+
+
+def fingerprint(document: dict) -> str:
+    """Return the SHA-256 of the document's canonical JSON (RFC 8785), as policy rule sets do."""
+    return digest(document)
+
+
+DEFAULT_FINGERPRINT = fingerprint(DEFAULT_DOCUMENT)
+
+
+def check_document(document: Any) -> dict:
+    """Return ``document`` if it is a well-formed, strict registration; raise ``InvalidRegistration``.
+
+    Every problem found is listed (``problems``: path and message), not only the first.
+    """
+    problems = list(_document_problems(document))
+    if problems:
+        raise InvalidRegistration(problems=problems)
+    return document
+
+
+def _document_problems(document: Any):
+    if not isinstance(document, dict) or set(document) != {"format", "types"}:
+        yield _problem("", "a registration is an object with exactly 'format' and 'types'")
+        return
+    if document["format"] != FORMAT:
+        yield _problem("/format", f"format must be {FORMAT}")
+    types = document["types"]
+    if not isinstance(types, dict):
+        yield _problem("/types", "must be an object")
+        return
+    for missing in sorted(set(MEMORY_TYPES) - set(types)):
+        yield _problem(f"/types/{missing}", "every memory type must be registered")
+    for unknown in sorted(set(types) - set(MEMORY_TYPES)):
+        yield _problem(f"/types/{unknown}", "not a memory type")
+    for memory_type in sorted(set(types) & set(MEMORY_TYPES)):
+        yield from _entry_problems(f"/types/{memory_type}", types[memory_type])
+
+
+def _entry_problems(path: str, entry: Any):
+    if not isinstance(entry, dict) or set(entry) != _ENTRY_KEYS:
+        yield _problem(path, f"an entry has exactly the keys {sorted(_ENTRY_KEYS)}")
+        return
+    schema = entry["schema"]
+    yield from _schema_problems(f"{path}/schema", schema, root=True)
+    labels = entry["labels"]
+    if not isinstance(labels, dict) or not all(
+        isinstance(v, str) and 0 < len(v) <= 100 for v in labels.values()
+    ):
+        yield _problem(f"{path}/labels", "labels map content keys to non-empty text (≤ 100 characters)")
+    elif isinstance(schema, dict) and set(labels) - set(schema.get("properties", {})):
+        yield _problem(f"{path}/labels", "labels may only name registered properties")
+    if entry["ranking_weights"] is not None and not isinstance(entry["ranking_weights"], str):
+        yield _problem(f"{path}/ranking_weights", "a ranking weights version, or null")
+    yield from _activation_problems(f"{path}/activation", entry["activation"])
+    capacity = entry["capacity"]
+    if not isinstance(capacity, dict) or set(capacity) != {"per_subject_scope"}:
+        yield _problem(f"{path}/capacity", "an object with exactly 'per_subject_scope'")
+    elif capacity["per_subject_scope"] is not None and not _positive_int(capacity["per_subject_scope"]):
+        yield _problem(f"{path}/capacity/per_subject_scope", "a positive integer, or null (unbounded)")
+    rules = entry["rules"]
+    if not isinstance(rules, list) or not all(isinstance(rule, str) and rule for rule in rules):
+        yield _problem(f"{path}/rules", "a list of policy rule ids")
+
+
+def _activation_problems(path: str, activation: Any):
+    if not isinstance(activation, dict) or set(activation) != {"decay", "importance", "dormancy"}:
+        yield _problem(path, "an object with exactly 'decay', 'importance' and 'dormancy'")
+        return
+    if not _number(activation["decay"]) or not 0 < activation["decay"] <= 1:
+        yield _problem(f"{path}/decay", "a number in (0, 1]")
+    if not _number(activation["importance"]) or not 0 <= activation["importance"] <= 1:
+        yield _problem(f"{path}/importance", "a number in [0, 1]")
+    dormancy = activation["dormancy"]
+    if not isinstance(dormancy, dict) or set(dormancy) != {"threshold", "days"}:
+        yield _problem(f"{path}/dormancy", "an object with exactly 'threshold' and 'days'")
+    else:
+        if not _number(dormancy["threshold"]):
+            yield _problem(f"{path}/dormancy/threshold", "a number (an activation)")
+        if not _positive_int(dormancy["days"]):
+            yield _problem(f"{path}/dormancy/days", "a positive integer")
+
+
+def _schema_problems(path: str, schema: Any, *, root: bool = False):
+    """A strict schema: known keywords only, objects closed, every property typed or open by intent."""
+    if not isinstance(schema, dict):
+        yield _problem(path, "a schema is an object")
+        return
+    if unknown := sorted(set(schema) - SCHEMA_KEYWORDS):
+        yield _problem(path, f"keywords not allowed in a registration: {unknown}")
+    if root:
+        try:
+            Draft202012Validator.check_schema(schema)
+        except SchemaError as error:
+            yield _problem(path, f"not a valid JSON Schema: {error.message}")
+            return
+        if schema.get("type") != "object" or schema.get("additionalProperties") is not False:
+            yield _problem(path, "content is a closed object (type object, additionalProperties false)")
+        statement = schema.get("properties", {}).get("statement", {})
+        if "statement" not in schema.get("required", []) or statement.get("type") != "string":
+            yield _problem(f"{path}/properties/statement", "every type requires a string 'statement'")
+    if schema.get("type") == "object" and schema.get("additionalProperties") is not False:
+        yield _problem(path, "nested objects are closed too (additionalProperties false)")
+    for name, child in (schema.get("properties") or {}).items():
+        yield from _schema_problems(f"{path}/properties/{name}", child)
+    if isinstance(schema.get("items"), dict):
+        yield from _schema_problems(f"{path}/items", schema["items"])
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _positive_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _problem(path: str, message: str) -> dict:
+    return {"path": path or "/", "message": message}

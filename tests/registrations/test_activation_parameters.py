@@ -1,0 +1,37 @@
+"""Recall's activation signal reads its decay and importance from the tenant's active registration."""
+
+import copy
+import math
+
+import pytest
+from django.utils import timezone
+
+from memory_core.activation import base_level
+from registrations.document import DEFAULT_DOCUMENT
+from tests.factories import apply_released, approve
+from tests.registrations.test_publish import _requested
+
+
+def _activation_of(api, memory) -> dict:
+    assert api.get(f"/api/v1/memories/{memory.id}/").status_code == 200
+    body = api.post("/api/v1/recall/search", {"query": "weekly summaries"}, format="json").json()
+    (item,) = [item for item in body["results"] if item["memory"]["memory_id"] == str(memory.id)]
+    return item["explanation"]["activation"]
+
+
+def test_a_published_decay_and_importance_change_the_activation(agent, api, remember, operator, publisher):
+    memory = remember("Alice prefers weekly summaries")
+    default = _activation_of(api, memory)
+    assert default["base_level"] == pytest.approx(base_level([(timezone.now().date(), 1)]), abs=1e-3)
+
+    document = copy.deepcopy(DEFAULT_DOCUMENT)
+    document["types"]["preference"]["activation"].update(decay=1.0, importance=0.5)
+    _, proposal = _requested(agent, operator, document)
+    approve(publisher, proposal)
+    apply_released(proposal)
+
+    published = _activation_of(api, memory)  # two reads today now
+    expected = base_level([(timezone.now().date(), 2)], decay=1.0) + 0.5
+    assert published["base_level"] == pytest.approx(expected, abs=1e-3)
+    assert published["value"] > default["value"]
+    assert math.isfinite(published["base_level"])
