@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "proposals",
     "reviews",
     "executor",
+    "mgp",
     "mcp_bridge",
 ]
 
@@ -245,6 +246,8 @@ else:
         "processed_folder": str(_broker_dir / "processed"),
         "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
+        # How often a worker looks for new messages; MGP's synchronous writes wait on it.
+        "polling_interval": float(os.environ.get("CUSTODIAN_BROKER_POLL_SECONDS", 1)),
     }
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -285,6 +288,8 @@ CUSTODIAN_TOKEN_TTL_DAYS = int(os.environ.get("CUSTODIAN_TOKEN_TTL_DAYS", 90))
 # hand it out again, and how many attempts before it is dead-lettered.
 CUSTODIAN_OUTBOX_LEASE_SECONDS = int(os.environ.get("CUSTODIAN_OUTBOX_LEASE_SECONDS", 120))
 CUSTODIAN_OUTBOX_MAX_ATTEMPTS = int(os.environ.get("CUSTODIAN_OUTBOX_MAX_ATTEMPTS", 5))
+# How long an MGP write waits for the executor's receipt before answering 202 with a task.
+CUSTODIAN_MGP_WAIT_SECONDS = float(os.environ.get("CUSTODIAN_MGP_WAIT_SECONDS", 3))
 # The sweep leases up to SWEEP_BATCH due entries, keeping at most MAX_IN_FLIGHT under a live
 # lease, and hands them to workers EXECUTOR_BATCH at a time (one transaction per batch).
 CUSTODIAN_OUTBOX_SWEEP_BATCH = int(os.environ.get("CUSTODIAN_OUTBOX_SWEEP_BATCH", 1000))

@@ -9,6 +9,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from executor.api import ReceiptDetailApi, ReceiptListApi
 from memory_core.api import MemoryDetailApi, RecallFeedbackApi, RecallSearchApi
 from memory_core.audit_api import AuditEventListApi
+from mgp.views import ReadyzApi
 from proposals.api import ProposalAmendApi, ProposalCollectionApi, ProposalDetailApi, ProposalWithdrawApi
 from proposals.evidence_api import (
     EvidenceDetailApi,
@@ -71,6 +72,8 @@ urlpatterns = [
     path("review/", include("reviews.urls")),
     path("review/", include("executor.urls")),
     path("api/v1/", include(api_v1)),
+    path("mgp/", include("mgp.urls")),
+    path("readyz", ReadyzApi.as_view(), name="readyz"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", csp(SWAGGER_UI_POLICY)(SpectacularSwaggerView.as_view(url_name="schema")), name="docs"),
 ]

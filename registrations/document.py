@@ -87,6 +87,17 @@ _COMMON = {
     "statement": {"type": "string", "minLength": 1, "maxLength": 4000, "pattern": r"\S"},
     "summary": _text(1000),
     "keywords": _strings(100, uniqueItems=True),
+    # Fields an open-content client (MGP) sends that the type does not declare, kept as pairs.
+    "attributes": {
+        "type": "array",
+        "maxItems": 50,
+        "items": {
+            "type": "object",
+            "properties": {"key": _text(200), "value": _ANY},
+            "required": ["key"],
+            "additionalProperties": False,
+        },
+    },
 }
 _FIELDS: dict[str, dict[str, dict]] = {
     "profile": {"profile_key": _text(200), "profile_value": _ANY},
@@ -130,6 +141,7 @@ _FIELDS: dict[str, dict[str, dict]] = {
 _LABELS = {
     "statement": "Statement",
     "summary": "Summary",
+    "attributes": "Other fields",
     "factor": "Factor",
     "universe": "Universe",
     "horizon": "Horizon",

@@ -26,6 +26,7 @@ FACTS: dict[str, set] = {
     "target": {"new", "current", "missing", "inactive"},
     "dedupe": {"none", "duplicate", "contradiction"},
     "owner_explicit": {True, False},
+    "own_subject": {True, False},
     "escalation": {"none", *ESCALATIONS},
     "ttl": {"none", "running", "elapsed"},
 }

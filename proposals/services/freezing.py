@@ -79,6 +79,7 @@ def freeze_and_classify(
         if proposal.action in Proposal.CLAIMS_DEDUPE_KEY
         else "none",
         "owner_explicit": _owner_explicit(context, result),
+        "own_subject": _own_subject(context, result),
         "origin": "system" if agent.is_system else "agent",
         "retention_policy": result.get("retention_policy"),
         "escalation": escalation(
@@ -220,8 +221,13 @@ def _ttl_fact(memory: Memory | None) -> str:
 
 
 def _owner_explicit(context: dict, result: dict) -> bool:
+    return context.get("consent_basis") == "explicit" and _own_subject(context, result)
+
+
+def _own_subject(context: dict, result: dict) -> bool:
+    """The agent acts (under a checked grant) for the memory's own subject, consent or not."""
     subject = context.get("acting_for_subject") or {}
-    return context.get("consent_basis") == "explicit" and bool(result) and subject == result.get("subject")
+    return bool(result) and subject == result.get("subject")
 
 
 def _apply_verdict(proposal: Proposal, verdict: Verdict, facts: dict) -> None:

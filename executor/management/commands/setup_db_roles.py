@@ -60,6 +60,9 @@ WEB_WRITES = {
     "memory_core_memoryreads": "INSERT, UPDATE (reads)",  # a get counts one read (ranking's activation)
     "memory_core_recallfeedback": "INSERT",  # an agent's vote on a recalled item (append-only)
     "executor_chainverification": "INSERT",  # an auditor's "verify now"; the executor records the result
+    "mgp_mgprecord": "INSERT, UPDATE, DELETE",  # an MGP id, freed when its proposal fails or memory is purged
+    "mgp_mgptask": "INSERT, UPDATE",  # an MGP task follows its proposal
+    "mgp_mgpevent": "INSERT",  # MGP refusals and bulk reads no other row records (append-only)
     # Operators draft, edit and validate candidates and ask to publish them; only the executor
     # makes one active (version, published_at and receipt_id are the executor's columns).
     "registrations_registration": "INSERT, UPDATE (document, fingerprint, status, validation, updated_at)",

@@ -1,0 +1,12 @@
+from django.urls import path
+
+from mgp.views import OPERATIONS, MgpCapabilitiesApi, MgpOperationApi
+
+urlpatterns = [
+    path("capabilities", MgpCapabilitiesApi.as_view(), name="mgp-capabilities"),
+    path("initialize", MgpOperationApi.as_view(operation="initialize"), name="mgp-initialize"),
+    *(
+        path(op, MgpOperationApi.as_view(operation=op), name=f"mgp-{op.replace('/', '-')}")
+        for op in OPERATIONS
+    ),
+]

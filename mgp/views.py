@@ -1,0 +1,255 @@
+"""The MGP HTTP binding: one view, MGP's envelope in and out, MGP's error codes.
+
+Authentication is Custodian's bearer token; the tenant and actor come from
+it alone. Every failure, malformed JSON included, is an MGP envelope;
+nothing here answers a framework body or a 500.
+"""
+
+import json
+import logging
+import uuid
+from typing import Any
+
+from django.db import DatabaseError
+from django.http import JsonResponse
+from rest_framework import exceptions
+from rest_framework.views import APIView
+
+from core.errors import DomainError, TenantMismatch
+from mgp import protocol, selectors, services, tasks
+from mgp.models import MgpTask
+from mgp.validation import MgpError, validate
+from tenancy.services import ActingForNotGranted, bind_policy_context
+
+log = logging.getLogger(__name__)
+
+READS = {"read", "search"}
+# op → (request schema, requested_action it pins)
+OPERATIONS = {
+    "write": "write-memory",
+    "write/batch": "write-batch",
+    "search": "search-memory",
+    "get": "get-memory",
+    "update": "update-memory",
+    "expire": "expire-memory",
+    "revoke": "revoke-memory",
+    "delete": "delete-memory",
+    "purge": "purge-memory",
+    "audit/query": "audit-query",
+    "export": "export",
+    "import": "import",
+    "sync": "sync",
+    "tasks/get": "get-task",
+    "tasks/cancel": "cancel-task",
+}
+
+
+def envelope(
+    request_id: str | None, status: int, data: Any = None, error: MgpError | None = None
+) -> JsonResponse:
+    body = {
+        "request_id": request_id or "unknown",
+        "status": "error" if error else "ok",
+        "error": {"code": error.code, "message": error.message, "details": error.details} if error else None,
+        "data": None if error else data,
+    }
+    return JsonResponse(body, status=error.status if error else status)
+
+
+class _MgpView(APIView):
+    parser_classes: list = []  # the body is read here, so a parse failure is an MGP error too
+    schema = None  # MGP's own OpenAPI document describes these, not Custodian's /api/schema/
+
+    def handle_exception(self, exc):
+        if isinstance(exc, exceptions.Throttled):
+            response = envelope(
+                None, 0, error=MgpError("MGP_BACKEND_ERROR", "Throttled", 429, retryable=True)
+            )
+            response["Retry-After"] = str(int(getattr(exc, "wait", None) or 1))
+            return response
+        if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
+            return envelope(
+                None, 0, error=MgpError("MGP_POLICY_DENIED", "Authenticate with an agent token", 401)
+            )
+        if isinstance(exc, exceptions.PermissionDenied):
+            return envelope(None, 0, error=MgpError("MGP_POLICY_DENIED", "Only agent tokens speak MGP"))
+        return super().handle_exception(exc)
+
+
+class MgpCapabilitiesApi(_MgpView):
+    """GET /mgp/capabilities: discovery only, no envelope, no credential needed."""
+
+    authentication_classes: list = []
+    permission_classes: list = []
+
+    def get(self, request):
+        return JsonResponse(protocol.capabilities())
+
+
+class MgpOperationApi(_MgpView):
+    """POST /mgp/<op>."""
+
+    operation = ""
+
+    def post(self, request):
+        body: Any = None
+        try:
+            try:
+                body = json.loads(request.body or b"null")
+            except (ValueError, UnicodeDecodeError):
+                raise MgpError("MGP_INVALID_OBJECT", "The body is not JSON") from None
+            if not isinstance(body, dict):
+                raise MgpError("MGP_INVALID_OBJECT", "The body must be a JSON object")
+            status, data = self.run(request, body)
+            return envelope(body.get("request_id"), status, data)
+        except MgpError as error:
+            return self.refuse(request, body, error)
+        except DomainError as error:
+            return self.refuse(request, body, services.translate(error))
+        except DatabaseError:
+            log.exception("MGP %s: database error", self.operation)
+            err = MgpError(
+                "MGP_BACKEND_ERROR", "The store is unavailable", backend="custodian", retryable=True
+            )
+            return envelope(_request_id(body), 0, error=err)
+
+    def refuse(self, request, body: Any, error: MgpError) -> JsonResponse:
+        """Answer the error and audit it (the caller is an authenticated agent here)."""
+        payload = body.get("payload") if isinstance(body, dict) else None
+        context = body.get("policy_context") if isinstance(body, dict) else None
+        services.record_event(
+            request.user,
+            self.operation,
+            context if isinstance(context, dict) else {},
+            request_id=_request_id(body) or "",
+            code=error.code,
+            reason=str(error.details.get("rule") or error.details.get("reason") or ""),
+            target=payload.get("memory_id") if isinstance(payload, dict) else None,
+        )
+        return envelope(_request_id(body), 0, error=error)
+
+    def run(self, request, body: dict) -> tuple[int, Any]:
+        agent = request.user
+        op = self.operation
+        if op == "initialize":
+            return 200, protocol.initialize(body)
+        validate(body, f"{OPERATIONS[op]}.request.schema.json")
+        request_id, payload = body["request_id"], body.get("payload") or {}
+        if op in ("tasks/get", "tasks/cancel"):
+            task = MgpTask.objects.filter(tenant_id=agent.tenant_id, pk=_uuid(body["task_id"])).first()
+            if task is None:
+                raise MgpError("MGP_TASK_NOT_FOUND", "No task with this id in your tenant")
+            if op == "tasks/cancel":
+                task = services.cancel_task(agent, task, body.get("reason") or "")
+            return 200, {"task": tasks.describe(task)}
+        context = bind(agent, body["policy_context"], request.headers.get("MGP-Tenant-Id"))
+        context["mgp_request_id"] = request_id
+        if op == "write":
+            outcome = services.write(agent, context, request_id, payload)
+            return outcome.status, outcome.data
+        if op == "write/batch":
+            return 200, {
+                "results": [
+                    _batch_item(agent, context, request_id, i, item)
+                    for i, item in enumerate(payload["items"])
+                ]
+            }
+        if op == "update":
+            outcome = services.update(agent, context, request_id, payload)
+            return outcome.status, outcome.data
+        if op in ("expire", "revoke", "delete", "purge"):
+            outcome = services.lifecycle(agent, context, request_id, op, payload)
+            return outcome.status, outcome.data
+        if op == "get":
+            return 200, selectors.get(agent, context, payload)
+        if op == "search":
+            return 200, selectors.search(agent, context, payload)
+        if op == "audit/query":
+            return 200, selectors.audit(agent, payload)
+        if op in ("export", "sync"):
+            if payload.get("execution_mode") == "async":
+                task = MgpTask.objects.create(
+                    tenant_id=agent.tenant_id,
+                    agent=agent,
+                    operation=op,
+                    request_id=request_id,
+                    request={"context": context, "payload": payload},
+                )
+                return 202, {"task": services.task_json(task)}
+            data = selectors.export(agent, context, payload, sync=op == "sync")
+            services.record_event(
+                agent, op, context, request_id=request_id, allowed=True, result_count=len(data["memories"])
+            )
+            return 200, data
+        if op == "import":
+            if payload.get("execution_mode") == "async":
+                task = MgpTask.objects.create(
+                    tenant_id=agent.tenant_id,
+                    agent=agent,
+                    operation=op,
+                    request_id=request_id,
+                    request={"context": context, "payload": payload},
+                )
+                return 202, {"task": services.task_json(task)}
+            return 200, tasks.run_import(agent, context, request_id, payload)
+        raise MgpError("MGP_UNSUPPORTED_CAPABILITY", f"{op} is not served")
+
+
+def bind(agent, context: dict, header_tenant: str | None) -> dict:
+    """The policy context as facts: tenant and actor from the token, acting-for from a grant."""
+    mine = (agent.tenant.name, str(agent.tenant_id))
+    claimed = context.get("tenant_id")
+    if header_tenant and (header_tenant not in mine or (claimed and claimed != header_tenant)):
+        raise MgpError("MGP_SCOPE_VIOLATION", "MGP-Tenant-Id names another tenant")
+    if claimed and claimed not in mine:
+        # A read naming another tenant is a policy denial (MGP's tenant rule);
+        # a mutation is a scope violation.
+        code = "MGP_POLICY_DENIED" if context.get("requested_action") in READS else "MGP_SCOPE_VIOLATION"
+        raise MgpError(code, "policy_context.tenant_id names another tenant", rule="tenant_mismatch")
+    try:
+        return bind_policy_context(agent, dict(context))
+    except TenantMismatch as error:
+        raise MgpError("MGP_POLICY_DENIED", str(error.detail), rule="actor_mismatch") from None
+    except ActingForNotGranted as error:
+        raise MgpError("MGP_POLICY_DENIED", str(error.detail), rule="acting_for_not_granted") from None
+
+
+def _batch_item(agent, context: dict, request_id: str, index: int, item: dict) -> dict:
+    try:
+        outcome = services.write(agent, context, request_id, item, key=f"{request_id}:{index}")
+    except MgpError as error:
+        return {
+            "status": "error",
+            "error": {"code": error.code, "message": error.message, "details": error.details},
+        }
+    return {"status": "ok", **outcome.data}
+
+
+def _uuid(value: str):
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        return None
+
+
+def _request_id(body: Any) -> str | None:
+    return (
+        body.get("request_id") if isinstance(body, dict) and isinstance(body.get("request_id"), str) else None
+    )
+
+
+class ReadyzApi(_MgpView):
+    """GET /readyz: the database answers (what MGP's compliance runner waits for)."""
+
+    authentication_classes: list = []
+    permission_classes: list = []
+
+    def get(self, request):
+        from django.db import connection
+
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT 1")
+        except DatabaseError:
+            return JsonResponse({"status": "unavailable"}, status=503)
+        return JsonResponse({"status": "ready"})
