@@ -1,12 +1,16 @@
 """Which registration a tenant runs under, cached per tenant and invalidated on publish."""
 
 import functools
+import logging
 from typing import Any
 
 from django.core.cache import cache
+from redis.exceptions import RedisError
 
 from registrations.compiled import DEFAULT, ActiveRegistration
 from registrations.models import Registration
+
+logger = logging.getLogger(__name__)
 
 
 def _key(tenant_id: Any) -> str:
@@ -20,7 +24,7 @@ def active_registration(*, tenant_id: Any) -> ActiveRegistration:
     warm lookup costs no query; the document of a version is read once per
     process (published documents never change). Publishing deletes the key.
     """
-    pointer = cache.get(_key(tenant_id))
+    pointer = _cached(tenant_id)
     if pointer is None:
         row = (
             Registration.objects.filter(tenant_id=tenant_id, status=Registration.Status.ACTIVE)
@@ -28,11 +32,23 @@ def active_registration(*, tenant_id: Any) -> ActiveRegistration:
             .first()
         )
         pointer = tuple(row) if row else (DEFAULT.version, DEFAULT.fingerprint)
-        cache.set(_key(tenant_id), pointer, timeout=300)  # a lost delete heals in minutes
+        try:
+            cache.set(_key(tenant_id), pointer, timeout=300)  # a lost delete heals in minutes
+        except RedisError:
+            logger.warning("cache unavailable: registration pointer not cached", exc_info=True)
     version, fingerprint = pointer
     if version == DEFAULT.version:
         return DEFAULT
     return _published(str(tenant_id), version, fingerprint)
+
+
+def _cached(tenant_id: Any) -> tuple | None:
+    """The cached pointer, or None when the cache misses or is down (the database answers then)."""
+    try:
+        return cache.get(_key(tenant_id))
+    except RedisError:
+        logger.warning("cache unavailable: registration read from the database", exc_info=True)
+        return None
 
 
 @functools.lru_cache(maxsize=1024)
@@ -44,8 +60,11 @@ def _published(tenant_id: str, version: int, fingerprint: str) -> ActiveRegistra
 
 
 def forget_active(tenant_id: Any) -> None:
-    """Drop the cached pointer (after a publish commits)."""
-    cache.delete(_key(tenant_id))
+    """Drop the cached pointer (after a publish commits); a cache that is down heals by its timeout."""
+    try:
+        cache.delete(_key(tenant_id))
+    except RedisError:
+        logger.warning("cache unavailable: registration pointer left to expire", exc_info=True)
 
 
 def registration_candidate(*, tenant_id: Any, candidate_id: Any) -> Registration:

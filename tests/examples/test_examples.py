@@ -51,6 +51,17 @@ EXPECTED = {
         "audit events by correlation id  [count=1]",
         "exported",
     ],
+    "06_mgp_session.py": [
+        "capabilities  [profiles=",
+        "written  [state=active  memory_id=mem_pref_",
+        "searched  [top=Alice prefers weekly summaries",
+        "got  [consumable_text=Alice prefers weekly summaries",
+        "desk fact  [task=",
+        "PM approved over REST",
+        "task  [status=completed  memory_id=mem_fact_",
+        "expired  [state=expired]",
+        "audit  [actions=",
+    ],
     "07_mcp_session.py": [
         "tools  [names=forget,get_memory,proposal_status,recall,remember]",
         "remember  [message=stored: memory",
