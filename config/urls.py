@@ -17,6 +17,7 @@ from proposals.evidence_api import (
     EvidenceRegisterApi,
     EvidenceRevisionAddApi,
 )
+from proposals.observation_api import ObservationApi, ObservationBatchApi
 from reviews.api import DecisionCreateApi, ReviewQueueApi
 from reviews.views import ThrottledLoginView
 
@@ -42,6 +43,8 @@ api_v1 = [
         EvidenceInvalidateApi.as_view(),
         name="evidence-invalidate",
     ),
+    path("observations/", ObservationApi.as_view(), name="observations"),
+    path("observations/batch/", ObservationBatchApi.as_view(), name="observations-batch"),
     path("proposals/", ProposalCollectionApi.as_view(), name="proposals"),
     path("proposals/<uuid:proposal_id>/", ProposalDetailApi.as_view(), name="proposal-detail"),
     path(

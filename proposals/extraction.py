@@ -1,0 +1,95 @@
+"""Extractors: what an observation says, as candidate memories (never as writes).
+
+An extractor is pure: it reads one ``Observation`` and the tenant's
+registered keys and returns candidate memory fields. It touches no database
+and decides nothing; every candidate becomes an ordinary proposal that the
+policy, reviewers and executor govern. The default is deterministic rules;
+a model extractor can be plugged in (``CUSTODIAN_OBSERVATION_EXTRACTOR``)
+behind the same interface and gets no more power. Bounded Dreaming reuses
+``extract`` on the observations a window rests on.
+"""
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+from proposals.payloads import MemoryFields
+
+KINDS = ("utterance", "tool_result", "document_excerpt", "task_feedback")
+MAX_CANDIDATES = 20  # per observation, whatever the extractor returns
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One turn an agent hands over: what was seen, about whom, in which scope."""
+
+    kind: str
+    subject: dict[str, str]
+    scope: str
+    text: str = ""
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+class Extractor(Protocol):
+    def extract(self, observation: Observation, *, fact_keys: frozenset[str]) -> list[MemoryFields]: ...
+
+
+# Explicit first-person statements only: "I prefer X", "I'd rather X", "please always X".
+_PREFERENCE = re.compile(
+    r"\b(?:i\s+(?:would\s+|really\s+)?prefer|i'd\s+prefer|i'd\s+rather|please\s+always|always\s+please)"
+    r"\s+(?P<what>[^.!?\n]{2,300})",
+    re.IGNORECASE,
+)
+
+
+class RuleExtractor:
+    """Deterministic rules: explicit preference statements and key/value facts with a registered key."""
+
+    def extract(self, observation: Observation, *, fact_keys: frozenset[str]) -> list[MemoryFields]:
+        candidates: list[MemoryFields] = []
+        if observation.kind in ("utterance", "task_feedback"):
+            candidates += self._preferences(observation)
+        candidates += self._facts(observation, fact_keys)
+        return candidates
+
+    def _preferences(self, observation: Observation) -> list[MemoryFields]:
+        found: list[MemoryFields] = []
+        for match in _PREFERENCE.finditer(observation.text):
+            what = " ".join(match.group("what").split()).rstrip(" ,;:")
+            sentence = " ".join(match.group(0).split()).rstrip(" ,;:")
+            found.append(
+                MemoryFields(
+                    subject=observation.subject,
+                    scope=observation.scope,
+                    type="preference",
+                    content={"statement": sentence, "preference": what},
+                )
+            )
+        return found
+
+    def _facts(self, observation: Observation, fact_keys: frozenset[str]) -> list[MemoryFields]:
+        # Only keys the tenant registered: free-form fields are never promoted to facts.
+        return [
+            MemoryFields(
+                subject=observation.subject,
+                scope=observation.scope,
+                type="semantic_fact",
+                content={"statement": f"{key}: {value}", "fact_key": key, "fact_value": value},
+            )
+            for key, value in sorted(observation.fields.items())
+            if key in fact_keys and isinstance(value, str | int | float | bool)
+        ]
+
+
+def registered_fact_keys(fact_schema: dict) -> frozenset[str]:
+    """The ``fact_key`` values a registration enumerates for ``semantic_fact`` (none: no key/value facts)."""
+    enum = fact_schema.get("properties", {}).get("fact_key", {}).get("enum", [])
+    return frozenset(key for key in enum if isinstance(key, str))
+
+
+def extractor() -> Extractor:
+    path = getattr(settings, "CUSTODIAN_OBSERVATION_EXTRACTOR", "proposals.extraction.RuleExtractor")
+    return import_string(path)()
