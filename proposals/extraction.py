@@ -10,6 +10,7 @@ behind the same interface and gets no more power. Bounded Dreaming reuses
 """
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -17,6 +18,7 @@ from django.conf import settings
 from django.utils.module_loading import import_string
 
 from proposals.payloads import MemoryFields
+from registrations.document import OBSERVE_KEY_FIELDS
 
 KINDS = ("utterance", "tool_result", "document_excerpt", "task_feedback")
 MAX_CANDIDATES = 20  # per observation, whatever the extractor returns
@@ -34,7 +36,9 @@ class Observation:
 
 
 class Extractor(Protocol):
-    def extract(self, observation: Observation, *, fact_keys: frozenset[str]) -> list[MemoryFields]: ...
+    def extract(self, observation: Observation, *, keys: Mapping[str, str]) -> list[MemoryFields]:
+        """Candidates for ``observation``; ``keys`` maps each registered key to its memory type."""
+        ...
 
 
 # Explicit first-person statements only: "I prefer X", "I'd rather X", "please always X".
@@ -48,11 +52,11 @@ _PREFERENCE = re.compile(
 class RuleExtractor:
     """Deterministic rules: explicit preference statements and key/value facts with a registered key."""
 
-    def extract(self, observation: Observation, *, fact_keys: frozenset[str]) -> list[MemoryFields]:
+    def extract(self, observation: Observation, *, keys: Mapping[str, str]) -> list[MemoryFields]:
         candidates: list[MemoryFields] = []
-        if observation.kind in ("utterance", "task_feedback"):
+        if observation.kind in ("utterance", "task_feedback"):  # what a person said, not tool output
             candidates += self._preferences(observation)
-        candidates += self._facts(observation, fact_keys)
+        candidates += self._key_values(observation, keys)
         return candidates
 
     def _preferences(self, observation: Observation) -> list[MemoryFields]:
@@ -70,24 +74,31 @@ class RuleExtractor:
             )
         return found
 
-    def _facts(self, observation: Observation, fact_keys: frozenset[str]) -> list[MemoryFields]:
-        # Only keys the tenant registered: free-form fields are never promoted to facts.
-        return [
-            MemoryFields(
-                subject=observation.subject,
-                scope=observation.scope,
-                type="semantic_fact",
-                content={"statement": f"{key}: {value}", "fact_key": key, "fact_value": value},
+    def _key_values(self, observation: Observation, keys: Mapping[str, str]) -> list[MemoryFields]:
+        # Only keys the tenant registered: free-form fields are never promoted to memories.
+        found: list[MemoryFields] = []
+        for key, value in sorted(observation.fields.items()):
+            if key not in keys or not isinstance(value, str | int | float | bool):
+                continue
+            key_field, value_field = OBSERVE_KEY_FIELDS[keys[key]]
+            found.append(
+                MemoryFields(
+                    subject=observation.subject,
+                    scope=observation.scope,
+                    type=keys[key],
+                    content={"statement": f"{key}: {value}", key_field: key, value_field: value},
+                )
             )
-            for key, value in sorted(observation.fields.items())
-            if key in fact_keys and isinstance(value, str | int | float | bool)
-        ]
+        return found
 
 
-def registered_fact_keys(fact_schema: dict) -> frozenset[str]:
-    """The ``fact_key`` values a registration enumerates for ``semantic_fact`` (none: no key/value facts)."""
-    enum = fact_schema.get("properties", {}).get("fact_key", {}).get("enum", [])
-    return frozenset(key for key in enum if isinstance(key, str))
+def registered_keys(document: dict) -> dict[str, str]:
+    """Each key a registration's ``observe`` sections name, with its memory type (first type wins)."""
+    keys: dict[str, str] = {}
+    for memory_type in sorted(OBSERVE_KEY_FIELDS):
+        for key in document["types"][memory_type].get("observe", {}).get("keys", []):
+            keys.setdefault(key, memory_type)
+    return keys
 
 
 def extractor() -> Extractor:

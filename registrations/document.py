@@ -40,6 +40,16 @@ MEMORY_TYPES = (
     "artifact_summary",
 )
 _ENTRY_KEYS = {"schema", "labels", "ranking_weights", "activation", "capacity", "rules"}
+# Sections an entry may carry or leave out (added later; leaving them out keeps old fingerprints).
+# observe: {"keys": [...]}: structured observation fields with these keys become key/value
+# candidates of this type (proposals.extraction); only types with a key/value pair of fields.
+_OPTIONAL_ENTRY_KEYS = {"observe"}
+OBSERVE_KEY_FIELDS = {
+    "profile": ("profile_key", "profile_value"),
+    "preference": ("preference_key", "preference_value"),
+    "semantic_fact": ("fact_key", "fact_value"),
+}
+MAX_OBSERVE_KEYS = 200
 # Keywords a registered schema may use; $ref, composition and conditionals are left out so
 # the additive rule can be judged keyword by keyword (see registrations.evolution).
 SCHEMA_KEYWORDS = frozenset(
@@ -228,9 +238,15 @@ def _document_problems(document: Any):
 
 
 def _entry_problems(path: str, entry: Any):
-    if not isinstance(entry, dict) or set(entry) != _ENTRY_KEYS:
-        yield _problem(path, f"an entry has exactly the keys {sorted(_ENTRY_KEYS)}")
+    if not isinstance(entry, dict) or not _ENTRY_KEYS <= set(entry) <= _ENTRY_KEYS | _OPTIONAL_ENTRY_KEYS:
+        yield _problem(
+            path,
+            f"an entry has exactly the keys {sorted(_ENTRY_KEYS)}"
+            f", and may have {sorted(_OPTIONAL_ENTRY_KEYS)}",
+        )
         return
+    if "observe" in entry:
+        yield from _observe_problems(f"{path}/observe", path.rsplit("/", 1)[-1], entry["observe"])
     schema = entry["schema"]
     yield from _schema_problems(f"{path}/schema", schema, root=True)
     labels = entry["labels"]
@@ -251,6 +267,25 @@ def _entry_problems(path: str, entry: Any):
     rules = entry["rules"]
     if not isinstance(rules, list) or not all(isinstance(rule, str) and rule for rule in rules):
         yield _problem(f"{path}/rules", "a list of policy rule ids")
+
+
+def _observe_problems(path: str, memory_type: str, observe: Any):
+    if memory_type not in OBSERVE_KEY_FIELDS:
+        yield _problem(path, f"only {sorted(OBSERVE_KEY_FIELDS)} observe key/value fields")
+        return
+    if not isinstance(observe, dict) or set(observe) != {"keys"}:
+        yield _problem(path, "an object with exactly 'keys'")
+        return
+    keys = observe["keys"]
+    if (
+        not isinstance(keys, list)
+        or len(keys) > MAX_OBSERVE_KEYS
+        or len(set(map(str, keys))) != len(keys)
+        or not all(isinstance(key, str) and 0 < len(key) <= 200 for key in keys)
+    ):
+        yield _problem(
+            f"{path}/keys", f"at most {MAX_OBSERVE_KEYS} distinct non-empty keys (≤ 200 characters)"
+        )
 
 
 def _activation_problems(path: str, activation: Any):

@@ -15,7 +15,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from core.canonical import digest
 from core.errors import DomainError
 from evidence.models import EvidenceBinding
-from proposals.extraction import MAX_CANDIDATES, Observation, extractor, registered_fact_keys
+from proposals.extraction import MAX_CANDIDATES, Observation, extractor, registered_keys
 from proposals.models import Proposal
 from proposals.payloads import MemoryFields, ProposalPayload
 from proposals.services.submission import submit_proposal
@@ -52,8 +52,7 @@ def ingest_observation(
     """
     bind_policy_context(agent, policy_context)  # a lying tenant, actor or subject refuses it all
     registration = active_registration(tenant_id=agent.tenant_id)
-    fact_keys = registered_fact_keys(registration.entry("semantic_fact")["schema"])
-    extracted = extractor().extract(observation, fact_keys=fact_keys)
+    extracted = extractor().extract(observation, keys=registered_keys(registration.document))
     identity = {
         "kind": observation.kind,
         "text": observation.text,

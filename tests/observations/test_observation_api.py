@@ -1,10 +1,25 @@
 """POST /api/v1/observations/: candidates become ordinary proposals, attacker cases first."""
 
+import copy
+
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from guardian.shortcuts import assign_perm
 
 from proposals.extraction import Observation, RuleExtractor
 from proposals.models import Proposal
-from tests.factories import make_agent, make_evidence, owner_context, user_preference
+from registrations.document import DEFAULT_DOCUMENT
+from tests.factories import (
+    apply_released,
+    approve,
+    make_agent,
+    make_evidence,
+    make_person,
+    owner_context,
+    user_preference,
+)
+from tests.registrations.test_publish import _requested
 
 URL = "/api/v1/observations/"
 ALICE = {"kind": "user", "id": "pm-alice"}
@@ -140,27 +155,56 @@ def test_batch_ingests_a_conversation_in_order_and_is_bounded(agent, api):
     assert _post(api, too_many, url=URL + "batch/").status_code == 400
 
 
-def test_queries_per_observation_do_not_grow_with_the_batch(agent, api, django_assert_max_num_queries):
-    def batch(n):
-        return {"observations": [_observation(agent, text=f"I prefer report {n}-{i}.") for i in range(n)]}
+def test_queries_grow_per_observation_never_per_row(agent, api):
+    def queries(n: int) -> int:
+        turns = [_observation(agent, text=f"I prefer report {n}-{i}.") for i in range(n)]
+        with CaptureQueriesContext(connection) as captured:
+            assert _post(api, {"observations": turns}, url=URL + "batch/").status_code == 200
+        return len(captured)
 
-    _post(api, batch(1), url=URL + "batch/")  # warm the registration cache
-    with django_assert_max_num_queries(30 * 5):
-        assert _post(api, batch(5), url=URL + "batch/").status_code == 200
+    queries(1)  # warm the registration and policy caches
+    one, five = queries(1), queries(5)
+    assert five <= 5 * one  # each candidate is one normal submission, nothing more
 
 
-def test_rule_extractor_only_promotes_registered_fact_keys():
+def test_rule_extractor_only_promotes_registered_keys():
     observation = Observation(
         kind="tool_result", subject=ALICE, scope="user", fields={"desk": "quant", "secret": "x"}
     )
-    candidates = RuleExtractor().extract(observation, fact_keys=frozenset({"desk"}))
-    assert [c["content"]["fact_key"] for c in candidates] == ["desk"]
-    assert RuleExtractor().extract(observation, fact_keys=frozenset()) == []
+    [candidate] = RuleExtractor().extract(observation, keys={"desk": "profile"})
+    assert candidate["type"] == "profile"
+    assert candidate["content"] == {
+        "statement": "desk: quant",
+        "profile_key": "desk",
+        "profile_value": "quant",
+    }
+    assert RuleExtractor().extract(observation, keys={}) == []
 
 
 def test_rule_extractor_ignores_preferences_in_tool_output():
     observation = Observation(kind="tool_result", subject=ALICE, scope="user", text="I prefer X")
-    assert RuleExtractor().extract(observation, fact_keys=frozenset()) == []
+    assert RuleExtractor().extract(observation, keys={}) == []
+
+
+def test_structured_fields_become_facts_only_for_keys_the_registration_lists(agent, api):
+    operator, publisher = make_person("operator", agent.tenant), make_person("publisher", agent.tenant)
+    for person in (operator, publisher):
+        assign_perm("tenancy.publish_registration", person, agent.tenant)
+    fields = {"report_day": "monday", "password": "hunter2"}
+    body = _observation(agent, kind="tool_result", text="", fields=fields)
+    assert _post(api, body).json()["candidates"] == []  # the default registers no keys
+
+    document = copy.deepcopy(DEFAULT_DOCUMENT)
+    document["types"]["preference"]["observe"] = {"keys": ["report_day"]}
+    _, proposal = _requested(agent, operator, document)
+    approve(publisher, proposal)
+    apply_released(proposal)
+
+    [candidate] = _post(api, _observation(agent, kind="tool_result", text="", fields=fields)).json()[
+        "candidates"
+    ]
+    assert candidate["content"]["preference_key"] == "report_day"
+    assert "hunter2" not in str(Proposal.objects.values_list("fields", flat=True))
 
 
 def test_another_agent_of_the_tenant_gets_its_own_proposals(agent, api):

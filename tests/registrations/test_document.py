@@ -96,3 +96,20 @@ def test_a_version_is_compiled_once():
         DEFAULT.content_problems("semantic_fact", {"statement": "x"})
     info = compiled._compiled.cache_info()
     assert (info.misses, info.hits) == (1, 4)
+
+
+def test_an_observe_section_is_optional_bounded_and_only_on_key_value_types():
+    document = copy.deepcopy(DEFAULT_DOCUMENT)
+    document["types"]["semantic_fact"]["observe"] = {"keys": ["sector", "desk"]}
+    assert check_document(document) is document
+    for memory_type, observe in [
+        ("episodic_event", {"keys": ["x"]}),
+        ("semantic_fact", {"keys": ["x", "x"]}),
+        ("semantic_fact", {"keys": [""]}),
+        ("semantic_fact", {"keys": ["x"], "extract": "llm"}),
+        ("semantic_fact", {"keys": [f"k{i}" for i in range(201)]}),
+    ]:
+        bad = copy.deepcopy(DEFAULT_DOCUMENT)
+        bad["types"][memory_type]["observe"] = observe
+        with pytest.raises(InvalidRegistration):
+            check_document(bad)
