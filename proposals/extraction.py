@@ -43,7 +43,7 @@ class Extractor(Protocol):
 
 # Explicit first-person statements only: "I prefer X", "I'd rather X", "please always X".
 _PREFERENCE = re.compile(
-    r"\b(?:i\s+(?:would\s+|really\s+)?prefer|i'd\s+prefer|i'd\s+rather|please\s+always|always\s+please)"
+    r"\b(?:i\s+(?:would\s+|really\s+)?prefer|i['’]d\s+(?:prefer|rather)|please\s+always|always\s+please)"
     r"\s+(?P<what>[^.!?\n]{2,300})",
     re.IGNORECASE,
 )

@@ -229,3 +229,23 @@ def test_acting_for_a_subject_without_delegation_is_refused(agent, api):
     response = _post(api, body)
     assert response.status_code == 403
     assert not Proposal.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "preference"),
+    [
+        ("I’d rather get the PDF", "get the PDF"),
+        ("please ALWAYS include the benchmark!", "include the benchmark"),
+        ("I would prefer   shorter\nreports", "shorter"),
+    ],
+)
+def test_rule_extractor_reads_explicit_preference_statements(text, preference):
+    observation = Observation(kind="utterance", subject=ALICE, scope="user", text=text)
+    [candidate] = RuleExtractor().extract(observation, keys={})
+    assert candidate["content"]["preference"] == preference
+
+
+def test_rule_extractor_does_not_guess_from_hedged_or_third_party_text():
+    for text in ("Bob prefers PDFs", "do you prefer PDFs?", "I like PDFs"):
+        observation = Observation(kind="utterance", subject=ALICE, scope="user", text=text)
+        assert RuleExtractor().extract(observation, keys={}) == []
