@@ -27,6 +27,7 @@ from memory_core.lifecycle import InvalidTransition, next_state
 from memory_core.models import Memory
 from memory_core.mutations import (
     change_state,
+    create_link,
     create_memories,
     new_memory,
     purge_memory,
@@ -36,6 +37,7 @@ from memory_core.mutations import (
 from proposals.gates import failed_gates
 from proposals.models import OutboxEntry, Proposal, ProposalEvidence
 from proposals.services import escalate_to_review, record_executions, scrub_purged_content
+from proposals.services.linking import link_refusal
 from registrations.activation import activate
 from registrations.compiled import ActiveRegistration
 from registrations.document import fingerprint
@@ -196,6 +198,10 @@ def _apply_one(
     if check.outcome == Outcome.APPLIED and proposal.action == Proposal.Action.REGISTER:
         effects = _publish(proposal, registration, receipt_id)
         writes.executed.append((proposal, check.outcome, True))
+    elif check.outcome == Outcome.APPLIED and proposal.action == Proposal.Action.LINK:
+        assert memory is not None  # _check_target refused a missing source
+        effects = _link(proposal, memory, receipt_id)
+        writes.executed.append((proposal, check.outcome, True))
     elif check.outcome == Outcome.APPLIED:
         memory, effects = _write(proposal, memory, evidence, f"receipt:{receipt_id}", writes)
         writes.executed.append((proposal, check.outcome, True))
@@ -266,6 +272,7 @@ def _verify(
         or _check_target(proposal, memory)
         or _check_content(proposal, memory, registration.active)
         or _check_dedupe_key(key_holders)
+        or _check_link(proposal, memory, registration.active)
     )
     return refusal or Check(Outcome.APPLIED, decision_ids=authority.decision_ids)
 
@@ -349,6 +356,29 @@ def _check_target(proposal: Proposal, memory: Memory | None) -> Check | None:
     elif not memory.is_active:
         return Check(Outcome.STALE, f"memory is {memory.state}")
     return None
+
+
+def _check_link(proposal: Proposal, memory: Memory | None, active: ActiveRegistration) -> Check | None:
+    """A link's other end, relation and both ends' evidence must be as frozen (linking.link_refusal)."""
+    if proposal.action != Proposal.Action.LINK or memory is None:
+        return None
+    refusal = link_refusal(proposal, memory, active)
+    return Check(Outcome.STALE, refusal) if refusal else None
+
+
+def _link(proposal: Proposal, source: Memory, receipt_id: Any) -> dict:
+    target = Memory.objects.select_for_update().get(
+        tenant_id=proposal.tenant_id, pk=proposal.fields["to_memory_id"]
+    )
+    link = create_link(
+        source=source,
+        target=target,
+        relation=proposal.fields["relation"],
+        evidence=proposal.fields["evidence"],
+        receipt_id=receipt_id,
+        now=timezone.now(),
+    )
+    return {"linked": {"link_id": str(link.pk), "relation": link.relation, "to_memory_id": str(target.pk)}}
 
 
 def _check_dedupe_key(key_holders: list[Any]) -> Check | None:

@@ -463,3 +463,40 @@ class SearchTerm(models.Model):
 
     def __str__(self) -> str:
         return f"{self.lexeme}: {self.documents}"
+
+
+class MemoryLink(models.Model):
+    """A typed edge between two memories of one tenant and scope, written by the executor only.
+
+    ``relation`` comes from the source type's registration allowlist
+    (``links.relations``); ``evidence`` freezes both ends' evidence bindings as
+    the link proposal saw them. Purging either end removes the link with it.
+    """
+
+    class Relation(models.TextChoices):
+        SUPPORTS = "supports"
+        CONTRADICTS = "contradicts"
+        SUPERSEDES = "supersedes"
+        ABOUT = "about"
+        SAME_AS = "same_as"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    source = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="links_out")
+    target = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="links_in")
+    relation = models.CharField(max_length=32, choices=Relation.choices)
+    scope = models.CharField(max_length=16, choices=Memory.Scope.choices)
+    evidence = models.JSONField(default=dict)
+    receipt_id = models.UUIDField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["source", "target", "relation"], name="memory_link_unique"),
+            models.CheckConstraint(
+                condition=~models.Q(source=models.F("target")), name="memory_link_not_self"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} {self.relation} {self.target_id}"

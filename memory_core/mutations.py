@@ -18,7 +18,7 @@ from simple_history.utils import bulk_create_with_history
 from evidence.models import EvidenceRevision
 from memory_core.embeddings import active_embedder, embedded_text, pack
 from memory_core.lifecycle import next_state
-from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence, MemoryVector
+from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence, MemoryLink, MemoryVector
 
 
 def create_memory(
@@ -211,3 +211,19 @@ def purge_memory(*, memory: Memory) -> dict[str, int]:
         "memory_core.HistoricalMemory": history_rows,
         "memory_core.AccessEvent": searches.exclude(query="").blank_queries(),
     }
+
+
+def create_link(
+    *, source: Memory, target: Memory, relation: str, evidence: dict, receipt_id: Any, now: datetime
+) -> MemoryLink:
+    """Write one allowlisted link between two locked, active memories of one tenant and scope."""
+    return MemoryLink.objects.create(
+        tenant_id=source.tenant_id,
+        source=source,
+        target=target,
+        relation=relation,
+        scope=source.scope,
+        evidence=evidence,
+        receipt_id=receipt_id,
+        created_at=now,
+    )

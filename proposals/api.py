@@ -74,6 +74,12 @@ class EvidenceBindingInput(StrictSerializer):
     content_hash = Sha256Field()
 
 
+class LinkInput(StrictSerializer):
+    to_memory_id = serializers.UUIDField(help_text="the other end (same tenant and scope)")
+    to_revision = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
+    relation = serializers.CharField(max_length=32, help_text="allowlisted by the source type's registration")
+
+
 class ProposalSubmitInput(StrictSerializer):
     action = ChoiceField(
         choices=[
@@ -91,6 +97,7 @@ class ProposalSubmitInput(StrictSerializer):
         help_text="update and lifecycle verbs: the revision it was computed against",
     )
     changes = MemoryChangesInput(required=False, help_text="update: the fields to change")
+    link = LinkInput(required=False, help_text="link: the typed link from memory_id to another memory")
     evidence = EvidenceBindingInput(many=True, required=False, max_length=100)  # type: ignore[call-arg]
     policy_context = PolicyContextInput(required=False)
     rationale = serializers.CharField(max_length=10000, required=False, allow_blank=True)
@@ -99,13 +106,17 @@ class ProposalSubmitInput(StrictSerializer):
     )
 
     _TARGETED = ["memory_id", "base_revision"]
-    _NEEDED = {"create": ["memory"], "update": [*_TARGETED, "changes"]}
-    _FORBIDDEN = {"create": [*_TARGETED, "changes", "reason"], "update": ["memory", "reason"]}
+    _NEEDED = {"create": ["memory"], "update": [*_TARGETED, "changes"], "link": [*_TARGETED, "link"]}
+    _FORBIDDEN = {
+        "create": [*_TARGETED, "changes", "reason", "link"],
+        "update": ["memory", "reason", "link"],
+        "link": ["memory", "changes", "reason"],
+    }
 
     def validate(self, attrs):
         action = attrs["action"]
         needed = self._NEEDED.get(action, [*self._TARGETED, "reason"])
-        forbidden = self._FORBIDDEN.get(action, ["memory", "changes"])
+        forbidden = self._FORBIDDEN.get(action, ["memory", "changes", "link"])
         errors = {name: ["Required for this action."] for name in needed if name not in attrs}
         errors |= {name: ["Not allowed for this action."] for name in forbidden if name in attrs}
         if errors:

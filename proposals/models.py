@@ -37,6 +37,7 @@ class Proposal(models.Model):
         FENCE = "fence"
         REVALIDATE = "revalidate"
         REGISTER = "register"  # publish a registration candidate (not a memory action)
+        LINK = "link"  # an allowlisted typed link from the target memory to another
 
     LIFECYCLE_ACTIONS = (Action.EXPIRE, Action.REVOKE, Action.DELETE, Action.PURGE, Action.RESTORE)
     # Made by Custodian itself (evidence changes; an operator's publish request), never by agents.

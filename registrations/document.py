@@ -43,7 +43,9 @@ _ENTRY_KEYS = {"schema", "labels", "ranking_weights", "activation", "capacity", 
 # Sections an entry may carry or leave out (added later; leaving them out keeps old fingerprints).
 # observe: {"keys": [...]}: structured observation fields with these keys become key/value
 # candidates of this type (proposals.extraction); only types with a key/value pair of fields.
-_OPTIONAL_ENTRY_KEYS = {"observe"}
+# links: {"relations": [...]}: the relations a memory of this type may link out by (an allowlist).
+_OPTIONAL_ENTRY_KEYS = {"observe", "links"}
+LINK_RELATIONS = ("supports", "contradicts", "supersedes", "about", "same_as")
 OBSERVE_KEY_FIELDS = {
     "profile": ("profile_key", "profile_value"),
     "preference": ("preference_key", "preference_value"),
@@ -247,6 +249,8 @@ def _entry_problems(path: str, entry: Any):
         return
     if "observe" in entry:
         yield from _observe_problems(f"{path}/observe", path.rsplit("/", 1)[-1], entry["observe"])
+    if "links" in entry:
+        yield from _links_problems(f"{path}/links", entry["links"])
     schema = entry["schema"]
     yield from _schema_problems(f"{path}/schema", schema, root=True)
     labels = entry["labels"]
@@ -286,6 +290,19 @@ def _observe_problems(path: str, memory_type: str, observe: Any):
         yield _problem(
             f"{path}/keys", f"at most {MAX_OBSERVE_KEYS} distinct non-empty keys (≤ 200 characters)"
         )
+
+
+def _links_problems(path: str, links: Any):
+    if not isinstance(links, dict) or set(links) != {"relations"}:
+        yield _problem(path, "an object with exactly 'relations'")
+        return
+    relations = links["relations"]
+    if not isinstance(relations, list) or not all(
+        r in LINK_RELATIONS for r in relations if isinstance(r, str)
+    ):
+        yield _problem(f"{path}/relations", f"a list drawn from {list(LINK_RELATIONS)}")
+    elif len(set(relations)) != len(relations) or not all(isinstance(r, str) for r in relations):
+        yield _problem(f"{path}/relations", "distinct relation names")
 
 
 def _activation_problems(path: str, activation: Any):

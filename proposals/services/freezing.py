@@ -1,7 +1,7 @@
 """Freezing an action: bind evidence, normalise the fields, compute the facts and the verdict."""
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -21,6 +21,7 @@ from proposals.models import Proposal
 from proposals.payloads import EvidenceBinding, MemoryFields, ProposalPayload
 from proposals.policy import Verdict, active_rule_set, classify
 from proposals.policy.transition import escalation, strictest_sensitivity
+from proposals.services.linking import prepare_link
 from registrations.compiled import ActiveRegistration
 from registrations.selectors import active_registration, registration_candidate
 from tenancy.models import Agent
@@ -59,7 +60,12 @@ def freeze_and_classify(
         memory, target_fact, result = None, *_prepare_create(proposal, payload["memory"], registration)
     else:
         memory = _target_memory(agent, payload)
-        prepare = _prepare_update if proposal.action == Proposal.Action.UPDATE else _prepare_verb
+        prepare: Callable[[Proposal, Memory | None, ProposalPayload, ActiveRegistration], tuple[str, dict]]
+        prepare = _prepare_verb
+        if proposal.action == Proposal.Action.UPDATE:
+            prepare = _prepare_update
+        elif proposal.action == Proposal.Action.LINK:
+            prepare = prepare_link
         target_fact, result = prepare(proposal, memory, payload, registration)
     before = memory.snapshot() if memory is not None else {}
     risk_level = context.get("risk_level") or "unspecified"

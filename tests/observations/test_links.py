@@ -1,0 +1,125 @@
+"""Allowlisted links: proposed like any change, same tenant and scope, bound to both ends, executor-written."""
+
+import copy
+import itertools
+
+import pytest
+from django.core.management import call_command
+from guardian.shortcuts import assign_perm
+
+from executor.models import Receipt
+from memory_core.models import MemoryLink
+from proposals.models import Proposal
+from registrations.document import DEFAULT_DOCUMENT
+from tests.factories import apply_released, approve, make_evidence, make_person, owner_context, submit
+from tests.registrations.test_publish import _requested
+
+_keys = itertools.count()
+
+
+@pytest.fixture
+def reviewers(agent):
+    return [make_person("link-rev-a", agent.tenant), make_person("link-rev-b", agent.tenant)]
+
+
+@pytest.fixture
+def links_allowed(agent):
+    """Publish a registration that lets preferences link out by supports and same_as."""
+    operator, publisher = make_person("operator", agent.tenant), make_person("publisher", agent.tenant)
+    for person in (operator, publisher):
+        assign_perm("tenancy.publish_registration", person, agent.tenant)
+    document = copy.deepcopy(DEFAULT_DOCUMENT)
+    document["types"]["preference"]["links"] = {"relations": ["supports", "same_as"]}
+    _, proposal = _requested(agent, operator, document)
+    approve(publisher, proposal)
+    assert apply_released(proposal).outcome == "applied"
+
+
+def _link(source, target, relation="supports", **extra) -> dict:
+    return {
+        "action": "link",
+        "memory_id": str(source.pk),
+        "base_revision": source.revision,
+        "link": {"to_memory_id": str(target.pk), "to_revision": target.revision, "relation": relation},
+        "policy_context": owner_context(),
+        **extra,
+    }
+
+
+def _post(client, body):
+    return client.post("/api/v1/proposals/", body, format="json", HTTP_IDEMPOTENCY_KEY=f"link-{next(_keys)}")
+
+
+def _run(proposal_id, reviewers) -> Receipt:
+    proposal = Proposal.objects.get(pk=proposal_id)
+    for person in reviewers[: proposal.required_approvals]:
+        approve(person, proposal)
+    return apply_released(proposal)
+
+
+def test_a_relation_the_registration_does_not_list_is_refused(agent, api, remember):
+    a, b = remember("Alice prefers weekly summaries"), remember("Alice prefers Monday mornings")
+    response = _post(api, _link(a, b))  # the default registration allows no links
+    assert response.status_code == 422
+    assert response.json()["code"] == "link_relation_not_allowed"
+    assert not Proposal.objects.filter(action="link").exists()
+
+
+def test_a_link_across_scopes_is_refused(agent, api, remember, links_allowed):
+    a = remember("Alice prefers weekly summaries")
+    b = remember("Alice prefers terse answers in this session", scope="session")
+    response = _post(api, _link(a, b))
+    assert response.status_code == 422
+    assert response.json()["code"] == "link_cross_scope"
+
+
+def test_another_tenants_memory_is_no_end_at_all(agent, other_agent, api, remember, links_allowed):
+    a = remember("Alice prefers weekly summaries")
+    foreign = remember("Their preference", handle=other_agent)
+    response = _post(api, _link(a, foreign))
+    assert response.status_code == 422
+    assert response.json()["code"] == "link_end_not_found"
+    assert "Their preference" not in response.content.decode()
+
+
+def test_an_unknown_relation_and_a_lying_field_are_refused(agent, api, remember, links_allowed):
+    a, b = remember("Alice prefers weekly summaries"), remember("Alice prefers Monday mornings")
+    assert _post(api, _link(a, b, relation="owns")).json()["code"] == "link_relation_not_allowed"
+    with_memory = _link(a, b) | {"memory": {"scope": "user"}}
+    assert _post(api, with_memory).status_code == 400
+    create_with_link = {"action": "create", "link": _link(a, b)["link"], "memory": {}}
+    assert _post(api, create_with_link).status_code == 400
+    assert not Proposal.objects.filter(action="link").exists()
+
+
+def test_an_allowed_link_is_written_by_the_executor_bound_to_both_ends(
+    agent, api, remember, links_allowed, reviewers
+):
+    a, b = remember("Alice prefers weekly summaries"), remember("Alice prefers Monday mornings")
+    response = _post(api, _link(a, b))
+    assert response.status_code == 201, response.json()
+    assert not MemoryLink.objects.exists()  # submitting writes nothing
+    receipt = _run(response.json()["id"], reviewers)
+    assert receipt.outcome == "applied"
+    link = MemoryLink.objects.get()
+    assert (link.source_id, link.target_id, link.relation, link.scope) == (a.pk, b.pk, "supports", "user")
+    assert len(link.evidence["from"]) == 1 and len(link.evidence["to"]) == 1
+    assert receipt.effects["linked"]["link_id"] == str(link.pk)
+    call_command("verify_receipts")  # the link's receipt chains and verifies like any other
+
+
+def test_an_end_that_moved_after_the_proposal_writes_no_link(agent, api, remember, links_allowed, reviewers):
+    a, b = remember("Alice prefers weekly summaries"), remember("Alice prefers Monday mornings")
+    link_id = _post(api, _link(a, b)).json()["id"]
+    update = {
+        "action": "update",
+        "memory_id": str(b.pk),
+        "base_revision": b.revision,
+        "changes": {"content": {"statement": "Alice prefers Tuesday mornings"}},
+        "evidence": [make_evidence(agent.agent).binding()],
+        "policy_context": owner_context(),
+    }
+    assert _run(submit(agent.agent, update).pk, reviewers).outcome == "applied"
+    receipt = _run(link_id, reviewers)
+    assert receipt.outcome == "stale"
+    assert not MemoryLink.objects.exists()
