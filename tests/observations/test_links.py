@@ -1,4 +1,4 @@
-"""Allowlisted links: proposed like any change, same tenant and scope, bound to both ends, executor-written."""
+"""Allowlisted links: proposed like any change, one tenant and scope, bound to both ends, executor-written."""
 
 import copy
 import itertools
