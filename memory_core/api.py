@@ -6,6 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.serializers import ChoiceField, StrictSerializer
+from memory_core.links import MAX_LINKS_PER_HIT
 from memory_core.models import Memory, RecallFeedback
 from memory_core.recall import RecallQuery, read_memory, recall, recall_item_json
 from memory_core.services import record_feedback
@@ -55,6 +56,15 @@ class RecallContextInput(StrictSerializer):
         min_value=0,
         max_value=3,
         help_text="memories before and after each hit in its episode",
+        required=False,
+        default=0,
+    )
+    links = serializers.IntegerField(
+        min_value=0,
+        max_value=MAX_LINKS_PER_HIT,
+        required=False,
+        default=0,
+        help_text="memories linked to each hit (allowlisted links, one hop), each through the read policy",
     )
 
 
@@ -109,6 +119,7 @@ class RecallSearchApi(APIView):
             limit=body["limit"],
             cursor=body["cursor"],
             neighbours=body.get("context", {}).get("neighbours", 0),
+            links=body.get("context", {}).get("links", 0),
         )
         return Response(
             {

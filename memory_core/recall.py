@@ -19,6 +19,7 @@ from django.utils import timezone
 from core.errors import DomainError
 from core.keyed import keyed_digest
 from memory_core.episodes import neighbours as episode_neighbours
+from memory_core.links import linked_context
 from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence, MemoryReads
 from memory_core.ranking import DENSE_POOL, WINDOW, Scored, dense_order, rerank, weights_for
 from memory_core.read_policy import active_read_policy
@@ -47,6 +48,7 @@ class RecallItem:
     matched_terms: list[str]
     explanation: dict
     context: dict | None = None
+    links: list | None = None
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,7 @@ def recall(
     limit: int,
     cursor: uuid.UUID | None,
     neighbours: int = 0,
+    links: int = 0,
 ) -> RecallResult:
     """Search the agent's tenant; return up to ``limit`` items in the views policy allows, best first.
 
@@ -97,7 +100,8 @@ def recall(
     instead of BM25 alone. With
     ``neighbours``, each hit brings up to that many memories before and after
     it in its episode (``memory_core.episodes``), each decided, shown and
-    audited like a hit.
+    audited like a hit; with ``links``, up to that many memories linked to
+    each hit, one hop (``memory_core.links``), the same way.
     """
     offset = _resume(agent, query, cursor)
     policy, weights = active_read_policy(), weights_for(agent)
@@ -134,6 +138,11 @@ def recall(
     around, nearby, denied = _episode_context(served, pool, policy, context, neighbours)
     omitted += denied
     served += [pair for pk, pair in nearby.items() if pk not in {memory.id for memory, _ in served}]
+    linked, link_ends, denied = linked_context(
+        served[: len(rows)], pool, policy, context, links, as_memory=_as_memory
+    )
+    omitted += denied
+    served += [pair for pk, pair in link_ends.items() if pk not in {memory.id for memory, _ in served}]
     evidence = _evidence_by_memory([memory for memory, rule in served if rule.mode == "raw"])
 
     def shown(memory: Memory, rule) -> dict:
@@ -153,6 +162,17 @@ def recall(
                 side: [_neighbour_json(shown(*nearby[pk]), nearby[pk][1]) for pk in pks if pk in nearby]
                 for side, pks in around.get(entry.memory.id, {"before": [], "after": []}).items()
             },
+            links=None
+            if not links
+            else [
+                {
+                    "relation": relation,
+                    "direction": direction,
+                    **_neighbour_json(shown(*link_ends[pk]), link_ends[pk][1]),
+                }
+                for relation, direction, pk in linked.get(entry.memory.id, [])
+                if pk in link_ends
+            ],
         )
         for entry in rows
     ]
@@ -400,4 +420,5 @@ def recall_item_json(item: RecallItem) -> dict[str, Any]:
         "explanation": item.explanation,
         "consumable_text": item.memory["consumable_text"],
         **({"context": item.context} if item.context is not None else {}),
+        **({"links": item.links} if item.links is not None else {}),
     }

@@ -123,3 +123,90 @@ def test_an_end_that_moved_after_the_proposal_writes_no_link(agent, api, remembe
     receipt = _run(link_id, reviewers)
     assert receipt.outcome == "stale"
     assert not MemoryLink.objects.exists()
+
+
+def _linked_pair(
+    api, remember, reviewers, first="Alice prefers weekly summaries", second="Alice likes Mondays"
+):
+    a, b = remember(first), remember(second)
+    assert _run(_post(api, _link(a, b)).json()["id"], reviewers).outcome == "applied"
+    return a, b
+
+
+def _search(api, query, links=2):
+    body = {"query": query, "context": {"links": links}, "policy_context": owner_context()}
+    response = api.post("/api/v1/recall/search", body, format="json")
+    assert response.status_code == 200, response.json()
+    return response.json()
+
+
+def test_recall_follows_a_link_one_hop_and_audits_it(agent, api, remember, links_allowed, reviewers):
+    a, b = _linked_pair(api, remember, reviewers)
+    [hit] = [item for item in _search(api, "weekly")["results"] if item["memory"]["memory_id"] == str(a.pk)]
+    [linked] = hit["links"]
+    assert (linked["relation"], linked["direction"]) == ("supports", "out")
+    assert linked["memory"]["memory_id"] == str(b.pk)
+    assert linked["return_mode"] == "raw"
+    without = _search(api, "weekly", links=0)["results"]
+    assert all("links" not in item for item in without)
+
+
+def test_a_linked_memory_is_fenced_exactly_as_if_it_were_searched(
+    agent, api, remember, links_allowed, reviewers
+):
+    from proposals.services import invalidate_evidence_revision
+
+    a, b = _linked_pair(api, remember, reviewers)
+    invalidate_evidence_revision(revision=b.evidence_links.get().evidence_revision, reason="wrong chat")
+    direct = [i for i in _search(api, "Mondays")["results"] if i["memory"]["memory_id"] == str(b.pk)]
+    [hit] = [i for i in _search(api, "weekly")["results"] if i["memory"]["memory_id"] == str(a.pk)]
+    assert [link["return_mode"] for link in hit["links"]] == [item["return_mode"] for item in direct]
+    assert hit["links"][0]["return_mode"] == "metadata_only"
+    assert "Mondays" not in str(hit["links"])
+
+
+def test_a_linked_memory_outside_the_search_filters_is_not_shown(
+    agent, api, remember, links_allowed, reviewers
+):
+    a, b = _linked_pair(api, remember, reviewers)
+    body = {
+        "query": "weekly",
+        "filters": {"types": ["preference"], "states": ["active"]},
+        "context": {"links": 1},
+        "policy_context": owner_context(),
+    }
+    expire = {"action": "expire", "memory_id": str(b.pk), "base_revision": b.revision, "reason": "old"}
+    assert (
+        _run(submit(agent.agent, expire | {"policy_context": owner_context()}).pk, reviewers).outcome
+        == "applied"
+    )
+    results = api.post("/api/v1/recall/search", body, format="json").json()["results"]
+    [hit] = [i for i in results if i["memory"]["memory_id"] == str(a.pk)]
+    assert hit["links"] == []
+
+
+@pytest.mark.parametrize("links", [-1, 6, "many"])
+def test_link_bound_is_validated(api, links):
+    response = api.post("/api/v1/recall/search", {"query": "x", "context": {"links": links}}, format="json")
+    assert response.status_code == 400
+    assert response.json()["code"] == "validation_error"
+
+
+def test_following_links_costs_the_same_queries_for_more_links(
+    agent, api, remember, links_allowed, reviewers, django_assert_max_num_queries
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    _linked_pair(api, remember, reviewers, "weekly note one", "first target")
+
+    def count() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            _search(api, "weekly", links=5)
+        return len(captured)
+
+    count()
+    few = count()
+    for n in range(3):
+        _linked_pair(api, remember, reviewers, f"weekly note {n} more", f"target {n}")
+    assert count() == few  # the links and their ends come in one query each, whatever their number
