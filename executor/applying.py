@@ -24,19 +24,22 @@ from executor.chain import append_receipts
 from executor.models import Receipt
 from executor.records import bind_memory_rows
 from memory_core.lifecycle import InvalidTransition, next_state
-from memory_core.models import Memory
+from memory_core.models import Entity, Memory
 from memory_core.mutations import (
     change_state,
+    create_entity,
     create_link,
     create_memories,
     new_memory,
     purge_memory,
+    redirect_entity,
     update_memory,
     write_vectors,
 )
 from proposals.gates import failed_gates
 from proposals.models import OutboxEntry, Proposal, ProposalEvidence
 from proposals.services import escalate_to_review, record_executions, scrub_purged_content
+from proposals.services.entities import entity_refusal
 from proposals.services.linking import link_refusal
 from registrations.activation import activate
 from registrations.compiled import ActiveRegistration
@@ -198,6 +201,9 @@ def _apply_one(
     if check.outcome == Outcome.APPLIED and proposal.action == Proposal.Action.REGISTER:
         effects = _publish(proposal, registration, receipt_id)
         writes.executed.append((proposal, check.outcome, True))
+    elif check.outcome == Outcome.APPLIED and proposal.action in Proposal.ENTITY_ACTIONS:
+        effects = _entity(proposal, receipt_id)
+        writes.executed.append((proposal, check.outcome, True))
     elif check.outcome == Outcome.APPLIED and proposal.action == Proposal.Action.LINK:
         assert memory is not None  # _check_target refused a missing source
         effects = _link(proposal, memory, receipt_id)
@@ -266,6 +272,11 @@ def _verify(
             return Check(Outcome.GATE_FAILED, ",".join(failed))
     if proposal.action == Proposal.Action.REGISTER:
         refusal = _check_candidate(proposal, registration)
+        return refusal or Check(Outcome.APPLIED, decision_ids=authority.decision_ids)
+    if proposal.action in Proposal.ENTITY_ACTIONS:
+        refusal = _check_evidence(evidence)
+        if refusal is None and (why := entity_refusal(proposal)):
+            refusal = Check(Outcome.STALE, why)
         return refusal or Check(Outcome.APPLIED, decision_ids=authority.decision_ids)
     refusal = (
         _check_evidence(evidence)
@@ -379,6 +390,26 @@ def _link(proposal: Proposal, source: Memory, receipt_id: Any) -> dict:
         now=timezone.now(),
     )
     return {"linked": {"link_id": str(link.pk), "relation": link.relation, "to_memory_id": str(target.pk)}}
+
+
+def _entity(proposal: Proposal, receipt_id: Any) -> dict:
+    """Create an entity, or redirect one into another (merge) or back to itself (unmerge)."""
+    fields, now = proposal.fields, timezone.now()
+    if proposal.action == Proposal.Action.ENTITY_CREATE:
+        entity = create_entity(
+            entity_id=proposal.target_memory_id,
+            tenant_id=proposal.tenant_id,
+            fields=fields,
+            receipt_id=receipt_id,
+            now=now,
+        )
+        return {"entity": {"created": str(entity.pk), "kind": entity.kind}}
+    entity = Entity.objects.get(tenant_id=proposal.tenant_id, pk=fields["entity_id"])
+    into = None
+    if proposal.action == Proposal.Action.ENTITY_MERGE:
+        into = Entity.objects.get(tenant_id=proposal.tenant_id, pk=fields["into_entity_id"])
+    redirect_entity(entity=entity, into=into, receipt_id=receipt_id, now=now)
+    return {"entity": {"redirected": str(entity.pk), "to": str(into.pk) if into else None}}
 
 
 def _check_dedupe_key(key_holders: list[Any]) -> Check | None:

@@ -6,6 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.serializers import ChoiceField, StrictSerializer
+from memory_core.entities import expansion_terms
 from memory_core.links import MAX_LINKS_PER_HIT
 from memory_core.models import Memory, RecallFeedback
 from memory_core.recall import RecallQuery, read_memory, recall, recall_item_json
@@ -72,6 +73,11 @@ class RecallSearchInput(StrictSerializer):
     query = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
     filters = RecallFiltersInput(required=False)
     include_inactive = serializers.BooleanField(required=False, default=False)
+    expand_entities = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="add the canonical names and aliases of entities the query mentions (at most 20 terms)",
+    )
     limit = serializers.IntegerField(min_value=1, max_value=50, required=False, default=10)
     cursor = serializers.UUIDField(required=False, allow_null=True, default=None)
     policy_context = PolicyContextInput(required=False)
@@ -102,8 +108,11 @@ class RecallSearchApi(APIView):
         data.is_valid(raise_exception=True)
         body = data.validated_data
         filters = body.get("filters", {})
+        text = body["query"].strip()
+        if body["expand_entities"] and text:
+            text = " ".join([text, *expansion_terms(tenant_id=request.user.tenant_id, text=text)])
         query = RecallQuery(
-            text=body["query"].strip(),
+            text=text,
             subject=dict(filters["subject"]) if "subject" in filters else None,
             scope=filters.get("scope", ""),
             types=list(filters.get("types", [])),

@@ -500,3 +500,42 @@ class MemoryLink(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source_id} {self.relation} {self.target_id}"
+
+
+class Entity(models.Model):
+    """A tenant's canonical entity (person, organisation, factor…) with its aliases; executor-written.
+
+    A merge is a redirect: the losing entity points at the winner and both
+    rows stay, so an unmerge clears the pointer and nothing is lost. Memories
+    keep the mention they were written with; resolution follows redirects.
+    """
+
+    class Kind(models.TextChoices):
+        PERSON = "person"
+        ORGANISATION = "organisation"
+        FACTOR = "factor"
+        INSTRUMENT = "instrument"
+        PROJECT = "project"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    name = models.CharField(max_length=300)
+    aliases = models.JSONField(default=list)
+    redirect_to = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="redirected_from"
+    )
+    receipt_id = models.UUIDField(help_text="the receipt of the last change")
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name_plural = "entities"
+        indexes = [models.Index(fields=["tenant", "kind"], name="entity_tenant_kind")]
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.name}"
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)

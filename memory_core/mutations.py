@@ -18,7 +18,15 @@ from simple_history.utils import bulk_create_with_history
 from evidence.models import EvidenceRevision
 from memory_core.embeddings import active_embedder, embedded_text, pack
 from memory_core.lifecycle import next_state
-from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence, MemoryLink, MemoryVector
+from memory_core.models import (
+    AccessEvent,
+    AccessEventItem,
+    Entity,
+    Memory,
+    MemoryEvidence,
+    MemoryLink,
+    MemoryVector,
+)
 
 
 def create_memory(
@@ -227,3 +235,25 @@ def create_link(
         receipt_id=receipt_id,
         created_at=now,
     )
+
+
+def create_entity(*, entity_id: Any, tenant_id: Any, fields: dict, receipt_id: Any, now: datetime) -> Entity:
+    return Entity.objects.create(
+        id=entity_id,
+        tenant_id=tenant_id,
+        kind=fields["kind"],
+        name=fields["name"],
+        aliases=fields["aliases"],
+        receipt_id=receipt_id,
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def redirect_entity(*, entity: Entity, into: Entity | None, receipt_id: Any, now: datetime) -> Entity:
+    """Point ``entity`` at ``into`` (merge) or at nothing (unmerge); both rows always stay."""
+    entity.redirect_to = into
+    entity.receipt_id = receipt_id
+    entity.updated_at = now
+    entity.save(update_fields=["redirect_to", "receipt_id", "updated_at"])
+    return entity

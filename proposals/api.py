@@ -13,7 +13,7 @@ from core.canonical import digest
 from core.errors import DomainError
 from evidence.selectors import binding_statuses
 from memory_core.api import PolicyContextInput, SubjectInput
-from memory_core.models import Memory
+from memory_core.models import Entity, Memory
 from proposals.filters import ProposalFilter
 from proposals.models import Proposal
 from proposals.selectors import dedupe_conflicts, proposal_detail, proposal_list
@@ -80,6 +80,23 @@ class LinkInput(StrictSerializer):
     relation = serializers.CharField(max_length=32, help_text="allowlisted by the source type's registration")
 
 
+class EntityInput(StrictSerializer):
+    kind = ChoiceField(choices=Entity.Kind.choices, required=False, help_text="entity_create")
+    name = serializers.CharField(max_length=300, required=False, help_text="entity_create")
+    aliases = serializers.ListField(
+        child=serializers.CharField(max_length=300), max_length=20, required=False, help_text="entity_create"
+    )
+    entity_id = serializers.UUIDField(
+        required=False, help_text="entity_merge (the one redirected), entity_unmerge"
+    )
+    into_entity_id = serializers.UUIDField(required=False, help_text="entity_merge: the winner")
+
+    _NEEDED = {"entity_create": ["kind", "name"], "entity_merge": ["entity_id", "into_entity_id"]}
+
+    def needed(self, action: str) -> list[str]:
+        return self._NEEDED.get(action, ["entity_id"])
+
+
 class ProposalSubmitInput(StrictSerializer):
     action = ChoiceField(
         choices=[
@@ -97,6 +114,7 @@ class ProposalSubmitInput(StrictSerializer):
         help_text="update and lifecycle verbs: the revision it was computed against",
     )
     changes = MemoryChangesInput(required=False, help_text="update: the fields to change")
+    entity = EntityInput(required=False, help_text="entity_create, entity_merge, entity_unmerge")
     link = LinkInput(required=False, help_text="link: the typed link from memory_id to another memory")
     evidence = EvidenceBindingInput(many=True, required=False, max_length=100)  # type: ignore[call-arg]
     policy_context = PolicyContextInput(required=False)
@@ -108,19 +126,29 @@ class ProposalSubmitInput(StrictSerializer):
     _TARGETED = ["memory_id", "base_revision"]
     _NEEDED = {"create": ["memory"], "update": [*_TARGETED, "changes"], "link": [*_TARGETED, "link"]}
     _FORBIDDEN = {
-        "create": [*_TARGETED, "changes", "reason", "link"],
-        "update": ["memory", "reason", "link"],
-        "link": ["memory", "changes", "reason"],
+        "create": [*_TARGETED, "changes", "reason", "link", "entity"],
+        "update": ["memory", "reason", "link", "entity"],
+        "link": ["memory", "changes", "reason", "entity"],
     }
+    _ENTITY_FORBIDDEN = [*_TARGETED, "memory", "changes", "reason", "link"]
 
     def validate(self, attrs):
         action = attrs["action"]
         needed = self._NEEDED.get(action, [*self._TARGETED, "reason"])
-        forbidden = self._FORBIDDEN.get(action, ["memory", "changes", "link"])
+        forbidden = self._FORBIDDEN.get(action, ["memory", "changes", "link", "entity"])
+        if action in Proposal.ENTITY_ACTIONS:
+            needed, forbidden = ["entity"], self._ENTITY_FORBIDDEN
         errors = {name: ["Required for this action."] for name in needed if name not in attrs}
         errors |= {name: ["Not allowed for this action."] for name in forbidden if name in attrs}
         if errors:
             raise serializers.ValidationError(errors)
+        if action in Proposal.ENTITY_ACTIONS:
+            entity = attrs["entity"]
+            missing = [name for name in EntityInput().needed(action) if name not in entity]
+            if missing:
+                raise serializers.ValidationError(
+                    {"entity": {name: ["Required for this action."] for name in missing}}
+                )
         return attrs
 
 

@@ -21,6 +21,7 @@ from proposals.models import Proposal
 from proposals.payloads import EvidenceBinding, MemoryFields, ProposalPayload
 from proposals.policy import Verdict, active_rule_set, classify
 from proposals.policy.transition import escalation, strictest_sensitivity
+from proposals.services.entities import prepare_entity
 from proposals.services.linking import prepare_link
 from registrations.compiled import ActiveRegistration
 from registrations.selectors import active_registration, registration_candidate
@@ -58,6 +59,8 @@ def freeze_and_classify(
         memory, target_fact, result = None, *_prepare_registration(proposal, agent, payload)
     elif proposal.action == Proposal.Action.CREATE:
         memory, target_fact, result = None, *_prepare_create(proposal, payload["memory"], registration)
+    elif proposal.action in Proposal.ENTITY_ACTIONS:
+        memory, target_fact, result = None, *prepare_entity(proposal, agent.tenant_id, payload)
     else:
         memory = _target_memory(agent, payload)
         prepare: Callable[[Proposal, Memory | None, ProposalPayload, ActiveRegistration], tuple[str, dict]]
