@@ -1,4 +1,4 @@
-"""Canonical entities: created and merged only through reviewed proposals; a merge is a reversible redirect."""
+"""Canonical entities: made and merged only through reviewed proposals; a merge is a reversible redirect."""
 
 import itertools
 
