@@ -41,6 +41,9 @@ def plain_language(proposal: Proposal, memory: Memory | None) -> str:
 
 def diff_rows(proposal: Proposal, memory: Memory | None) -> list[DiffRow]:
     """Return content fields, then memory fields, as (current, proposed) pairs."""
+    if proposal.action in (*Proposal.ENTITY_ACTIONS, Proposal.Action.LINK):
+        # Entity actions and links change no memory: the reviewer reads the frozen action itself.
+        return [DiffRow(name, None, _show(value)) for name, value in sorted(proposal.fields.items())]
     current = memory.snapshot() if memory else {}
     proposed = {**current, **proposal.fields}
     current_content, proposed_content = current.get("content") or {}, proposed.get("content") or {}

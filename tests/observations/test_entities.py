@@ -121,3 +121,30 @@ def test_recall_can_expand_a_query_entity_to_its_canonical_aliases(agent, api, r
 
     assert str(memory.pk) not in ids(False)
     assert str(memory.pk) in ids(True)
+
+
+def test_entity_proposals_render_in_the_review_queue_and_page(agent, api, reviewers, client):
+    proposal_id = _post(api, "entity_create", kind="person", name="Bob Li").json()["id"]
+    client.force_login(reviewers[0])
+    assert client.get("/review/").status_code == 200
+    page = client.get(f"/review/proposals/{proposal_id}/")
+    assert page.status_code == 200
+    assert "Bob Li" in page.content.decode()
+
+
+def test_entity_and_link_receipts_read_in_the_admin(agent, api, reviewers):
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    from executor.models import Receipt
+
+    a = _entity(api, reviewers, "person", "Carol Wu")
+    b = _entity(api, reviewers, "person", "C. Wu")
+    assert _run(_post(api, "entity_merge", entity_id=b.pk, into_entity_id=a.pk).json()["id"], reviewers)
+    client = Client()
+    client.force_login(User.objects.create_superuser("root", password="pw"))
+    assert client.get("/admin/executor/receipt/").status_code == 200
+    for receipt in Receipt.objects.all():
+        assert client.get(f"/admin/executor/receipt/{receipt.pk}/change/").status_code == 200
+        assert client.get(f"/admin/proposals/proposal/{receipt.proposal_id}/change/").status_code == 200
+    assert client.get("/admin/memory_core/entity/").status_code in (200, 404)

@@ -210,3 +210,23 @@ def test_following_links_costs_the_same_queries_for_more_links(
     for n in range(3):
         _linked_pair(api, remember, reviewers, f"weekly note {n} more", f"target {n}")
     assert count() == few  # the links and their ends come in one query each, whatever their number
+
+
+def test_a_link_proposal_renders_for_its_reviewer(agent, api, remember, links_allowed, reviewers, client):
+    a, b = remember("Alice prefers weekly summaries"), remember("Alice prefers Monday mornings")
+    proposal_id = _post(api, _link(a, b, relation="same_as")).json()["id"]
+    client.force_login(reviewers[0])
+    html = client.get(f"/review/proposals/{proposal_id}/").content.decode()
+    assert "same_as" in html and str(b.pk) in html
+
+
+def test_a_link_receipt_reads_in_the_admin(agent, api, remember, links_allowed, reviewers):
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    a, b = remember("Alice prefers weekly summaries"), remember("Alice prefers Monday mornings")
+    receipt = _run(_post(api, _link(a, b)).json()["id"], reviewers)
+    client = Client()
+    client.force_login(User.objects.create_superuser("root", password="pw"))
+    assert client.get("/admin/executor/receipt/").status_code == 200
+    assert client.get(f"/admin/executor/receipt/{receipt.pk}/change/").status_code == 200
