@@ -75,7 +75,7 @@ EXECUTOR_WRITES = {
     "memory_core_memory": "INSERT, UPDATE, DELETE",
     "memory_core_historicalmemory": "INSERT, UPDATE, DELETE",
     "memory_core_memoryevidence": "INSERT, DELETE",
-    "memory_core_entity": "INSERT, UPDATE (redirect_to, receipt_id, updated_at)",  # merges are redirects
+    "memory_core_entity": "INSERT, UPDATE (redirect_to_id, receipt_id, updated_at)",  # merges are redirects
     "memory_core_memorylink": "INSERT, DELETE",  # allowlisted links; a purge of either end removes them
     "memory_core_memoryvector": "INSERT, DELETE",  # embedded when a revision is applied; purged with it
     # BM25 statistics, kept by triggers on memories in the executor's own transaction.
