@@ -192,6 +192,9 @@ def _measurements(results: dict):
                 f"admin receipts changelist at {int(size):,} ({row['receipts_admin']['queries']} queries)",
                 row["receipts_admin"],
             )
+            if "memory_timeline" in row:
+                timeline = row["memory_timeline"]
+                yield f"admin memory timeline at {int(size):,} ({timeline['queries']} queries)", timeline
     if "review" in results:
         for size, row in results["review"]["sizes"].items():
             for name in ("queue", "proposal"):

@@ -81,6 +81,10 @@ def test_smoke_benchmark_runs_every_part_and_writes_the_report(tmp_path):
     assert all(
         size["verify_receipts"]["receipts"] >= int(n) for n, size in results["recall"]["sizes"].items()
     )
+    assert all(
+        size["memory_timeline"]["errors"] == 0 and size["receipts_export"]["lines"] >= 200
+        for size in results["recall"]["sizes"].values()
+    )
     assert results["review"]["constant_queries"] is True
     assert {row["target"] for row in document["targets"]} and (tmp_path / "latest.md").read_text().count(
         "|"
