@@ -17,7 +17,7 @@ from memory_core.models import Memory
 from proposals.filters import ProposalFilter
 from proposals.models import Proposal
 from proposals.selectors import dedupe_conflicts, proposal_detail, proposal_list
-from proposals.services import amend_proposal, submit_proposal, withdraw_proposal
+from proposals.services import Submission, amend_proposal, submit_proposal, withdraw_proposal
 from tenancy.authentication import request_agent
 
 
@@ -25,6 +25,10 @@ class IdempotencyKeyRequired(DomainError):
     code = "idempotency_key_required"
     status = 400
     title = "Send an Idempotency-Key header (1-200 printable characters)"
+
+
+def valid_idempotency_key(key: str) -> bool:
+    return 0 < len(key) <= 200 and key.isprintable()
 
 
 class _MemoryFieldsInput(StrictSerializer, serializers.ModelSerializer):
@@ -220,7 +224,7 @@ class ProposalSubmitApi(APIView):
     )
     def post(self, request):
         key = request.headers.get("Idempotency-Key", "")
-        if not (0 < len(key) <= 200 and key.isprintable()):
+        if not valid_idempotency_key(key):
             raise IdempotencyKeyRequired()
         serializer = ProposalSubmitInput(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -230,24 +234,29 @@ class ProposalSubmitApi(APIView):
             payload=serializer.validated_data,
             request_hash=digest(request.data),
         )
-        proposal = submission.proposal
-        if proposal.status == Proposal.Status.DENIED:
-            response = problem_response(
-                422,
-                proposal.reason_codes[0],
-                "Denied by policy",
-                f"Rule {proposal.matched_rule} denied this proposal.",
-                proposal_id=str(proposal.id),
-                reason_codes=proposal.reason_codes,
-                policy_fingerprint=proposal.policy_fingerprint,
-                **_evidence_problems(proposal),
-                **_dedupe_problems(proposal),
-            )
-        else:
-            response = Response(ProposalOutput(proposal).data, status=status.HTTP_201_CREATED)
-        if submission.replayed:
-            response["Idempotent-Replayed"] = "true"
-        return response
+        return submission_response(submission)
+
+
+def submission_response(submission: Submission) -> Response:
+    """Answer a submission: 201 with the proposal, or 422 problem+json if policy denied it."""
+    proposal = submission.proposal
+    if proposal.status == Proposal.Status.DENIED:
+        response = problem_response(
+            422,
+            proposal.reason_codes[0],
+            "Denied by policy",
+            f"Rule {proposal.matched_rule} denied this proposal.",
+            proposal_id=str(proposal.id),
+            reason_codes=proposal.reason_codes,
+            policy_fingerprint=proposal.policy_fingerprint,
+            **_evidence_problems(proposal),
+            **_dedupe_problems(proposal),
+        )
+    else:
+        response = Response(ProposalOutput(proposal).data, status=status.HTTP_201_CREATED)
+    if submission.replayed:
+        response["Idempotent-Replayed"] = "true"
+    return response
 
 
 def _evidence_problems(proposal: Proposal) -> dict:
