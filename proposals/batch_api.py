@@ -25,8 +25,7 @@ from proposals.api import (
     submission_response,
     valid_idempotency_key,
 )
-from proposals.services import submit_proposal
-from tenancy.models import Agent
+from proposals.services import BatchItem, Submission, submit_proposals
 
 
 class BatchTooLarge(DomainError):
@@ -113,7 +112,13 @@ class ProposalBatchSubmitApi(APIView):
         items = envelope.validated_data["items"]
         if len(items) > settings.CUSTODIAN_MAX_BATCH_ITEMS:
             raise BatchTooLarge(f"Send at most {settings.CUSTODIAN_MAX_BATCH_ITEMS} items per batch")
-        results = [_submit_item(request.user, index, item) for index, item in enumerate(items)]
+        checked = [_check_item(item) for item in items]
+        valid = [entry for entry in checked if isinstance(entry, BatchItem)]
+        outcomes = iter(submit_proposals(agent=request.user, items=valid))
+        results = [
+            _result(index, item, next(outcomes) if isinstance(entry, BatchItem) else entry)
+            for index, (item, entry) in enumerate(zip(items, checked, strict=True))
+        ]
         return Response(
             {
                 "results": results,
@@ -124,27 +129,30 @@ class ProposalBatchSubmitApi(APIView):
         )
 
 
-def _submit_item(agent: Agent, index: int, item: dict) -> dict:
-    """Submit one item as a single POST would, and report its answer instead of raising it."""
+def _check_item(item: dict) -> BatchItem | Exception:
+    """Validate one item as a single POST would be validated; return the error instead of raising it."""
+    key = item.get("idempotency_key")
+    if not (isinstance(key, str) and valid_idempotency_key(key)):
+        return IdempotencyKeyRequired("Each item needs an idempotency_key (1-200 printable characters)")
+    checked = BatchItemInput(data=item)
+    if not checked.is_valid():
+        return serializers.ValidationError(checked.errors)
+    body = checked.validated_data["proposal"]
+    serializer = ProposalSubmitInput(data=body)
+    if not serializer.is_valid():
+        return serializers.ValidationError(serializer.errors)
+    return BatchItem(key, serializer.validated_data, digest(body))
+
+
+def _result(index: int, item: dict, outcome: Submission | Exception) -> dict:
+    """Report one item's answer: what a single submit would have answered, as data."""
     key = item.get("idempotency_key")
     result: dict = {"index": index, "idempotency_key": key if isinstance(key, str) else "", "replayed": False}
-    try:
-        if not (isinstance(key, str) and valid_idempotency_key(key)):
-            raise IdempotencyKeyRequired("Each item needs an idempotency_key (1-200 printable characters)")
-        checked = BatchItemInput(data=item)
-        checked.is_valid(raise_exception=True)
-        body = checked.validated_data["proposal"]
-        serializer = ProposalSubmitInput(data=body)
-        serializer.is_valid(raise_exception=True)
-        submission = submit_proposal(
-            agent=agent, idempotency_key=key, payload=serializer.validated_data, request_hash=digest(body)
-        )
-        response = submission_response(submission)
-        result["replayed"] = submission.replayed
-    except Exception as exc:  # the handler decides; anything it does not know re-raises
-        response = problem_exception_handler(exc, {})
-        if response is None:
-            raise
+    if isinstance(outcome, Submission):
+        response = submission_response(outcome)
+        result["replayed"] = outcome.replayed
+    else:
+        response = problem_exception_handler(outcome, {})
     if response.status_code < 400:
         result["status"] = 200 if result["replayed"] else response.status_code
         result["proposal"] = response.data

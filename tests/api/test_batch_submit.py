@@ -188,3 +188,40 @@ def test_the_batch_is_in_the_openapi_schema(anonymous):
     post = schema["paths"]["/api/v1/proposals/batch"]["post"]
     assert post["operationId"] == "proposals_batch_create"
     assert "200" in post["responses"] and "413" in post["responses"]
+
+
+def test_a_key_repeated_within_a_batch_replays_its_first_use_or_conflicts(agent, api):
+    items = _items(agent, 3)
+    items.append({"idempotency_key": "b-0", "proposal": items[0]["proposal"]})
+    items.append({"idempotency_key": "b-1", "proposal": items[2]["proposal"]})
+    results = _post(api, items).json()["results"]
+    assert [r["status"] for r in results] == [201, 201, 201, 200, 409]
+    assert results[3]["proposal"]["id"] == results[0]["proposal"]["id"]
+    assert results[4]["problem"]["proposal_id"] == results[1]["proposal"]["id"]
+    assert Proposal.objects.count() == 3
+
+
+def test_an_item_refused_while_freezing_fails_alone(agent, api, applied_memory):
+    items = _items(agent, 2)
+    stale = {
+        "action": "update",
+        "memory_id": str(applied_memory.id),
+        "base_revision": applied_memory.revision + 1,
+        "changes": {"confidence": 0.2},
+    }
+    items.insert(1, {"idempotency_key": "stale", "proposal": stale})
+    results = _post(api, items).json()["results"]
+    assert [r["status"] for r in results] == [201, 409, 201]
+    assert results[1]["problem"]["code"] == "base_revision_stale"
+
+
+def test_every_created_proposal_has_its_history_row(agent, api):
+    ids = [r["proposal"]["id"] for r in _post(api, _items(agent, 6)).json()["results"]]
+    assert Proposal.history.filter(id__in=ids, history_type="+").count() == 6
+
+
+def test_statements_do_not_grow_with_writes_per_item(agent, api, django_assert_max_num_queries):
+    items = _items(agent, 40)
+    # Per item only the policy's two reads remain (delegation, evidence); the writes are one per table.
+    with django_assert_max_num_queries(2 * 40 + 12):
+        assert _post(api, items).json()["created"] == 40

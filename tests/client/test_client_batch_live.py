@@ -4,6 +4,7 @@ import asyncio
 
 import pytest
 from custodian_client import AsyncCustodian, Custodian
+from django.core.management import call_command
 
 from executor.models import Receipt
 from memory_core.models import Memory
@@ -28,7 +29,7 @@ def _items(evidence: dict, count: int, prefix: str) -> list[dict]:
 
 @pytest.mark.services
 @live
-def test_a_batch_is_applied_by_the_executor_and_replays_on_resend(live_server, agent, executor):
+def test_a_batch_is_applied_by_the_executor_and_replays_on_resend(live_server, agent, executor, capsys):
     with Custodian(live_server.url, agent.token) as custodian:
         evidence = custodian.register_evidence("conversation", "chat/alice/batch", {"text": "many turns"})
         items = _items(evidence, 25, "turn")
@@ -45,6 +46,8 @@ def test_a_batch_is_applied_by_the_executor_and_replays_on_resend(live_server, a
         again = custodian.propose_batch(items)
         assert (again["created"], again["replayed"], again["refused"]) == (0, 24, 1)
     assert Receipt.objects.filter(proposal_id__in=ids).count() == 24  # a replay applies nothing twice
+    call_command("verify_receipts")
+    assert "24 receipts verified" in capsys.readouterr().out
 
 
 @pytest.mark.services
