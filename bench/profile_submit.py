@@ -28,7 +28,7 @@ from bench.world import make_world, preference_payload  # noqa: E402
 
 
 def measure(client: APIClient, world, *, proposals: int, batch: int, start: int, profiler=None) -> dict:
-    """Submit ``proposals`` (one per request when ``batch`` is 0); return CPU ms and statements per proposal."""
+    """Submit ``proposals`` (one per request when ``batch`` is 0); return CPU ms and statements each."""
     requests = []
     numbers = iter(range(start, start + proposals))
     while True:
