@@ -31,12 +31,27 @@ class Scale:
     page_renders: int
     floor_rows: int
     quality_conversations: tuple[int, int]  # conversations, sessions each
+    batch_proposals: int = 600  # submit part: proposals sent through POST /api/v1/proposals/batch
+    conversation_turns: int = 300  # conversation part: turns loaded in batches, submitted → applied
 
 
 SCALES = {
     "smoke": Scale("smoke", 1, 20, 40, 10, 60, (200, 600), 20, 150, 3, 500, (2, 6)),
     "full": Scale(
-        "full", 3, 300, 1600, 200, 10_000, (10_000, 100_000, 1_000_000), 200, 100_000, 20, 20_000, (10, 14)
+        "full",
+        3,
+        300,
+        1600,
+        200,
+        10_000,
+        (10_000, 100_000, 1_000_000),
+        200,
+        100_000,
+        20,
+        20_000,
+        (10, 14),
+        10_000,
+        5_900,
     ),
 }
 
