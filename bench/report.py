@@ -27,6 +27,14 @@ def evaluate(results: dict) -> list[dict]:
         one, eight = results["submit"]["clients_1"], results["submit"]["clients_8"]
         target("submit p95, 1 client (ms)", one["p95_ms"], "≤ 50", one["p95_ms"] <= 50)
         target("submit rate, 8 clients (/s)", eight["per_second"], "≥ 250", eight["per_second"] >= 250)
+        if results["submit"].get("batch"):
+            rate = min(run["proposals_per_second"] for run in results["submit"]["batch"])
+            target("batch submit (proposals/s, slowest run)", rate, "≥ 1000", rate >= 1000)
+    if "conversation" in results:
+        conversation = results["conversation"]
+        seconds = conversation["submitted_to_all_applied_seconds"]
+        name = f"{conversation['turns']:,}-turn conversation in batches, submitted → applied (s)"
+        target(name, seconds, "≤ 30", seconds <= 30 and conversation["applied"] == conversation["turns"])
     if "e2e" in results:
         e2e = results["e2e"]
         target("submit → receipt p50 (ms)", e2e["p50_ms"], "≤ 100", e2e["p50_ms"] <= 100)
