@@ -1,0 +1,112 @@
+"""The dormancy sweep: propose ``dormant`` for memories nobody has used for a while.
+
+A memory qualifies when its ACT-R activation (``memory_core.activation``, with
+the decay and importance its tenant registered for its type) was already below
+the type's ``dormancy.threshold`` ``dormancy.days`` ago and nothing has used
+it since. With no use in the window activation only falls, so "below then,
+untouched since" is exactly "stayed below for the whole window".
+
+Uses are the daily explicit reads (``MemoryReads``) plus one use on the day of
+the memory's last applied revision (``updated_at``): a memory never read counts
+from its creation or last change, so a fresh memory is never dormant at once.
+
+Set-based and bounded: per tenant and type, one indexed SQL query finds
+active memories not changed and not read since the cutoff (oldest first, at
+most ``scan`` rows), one query reads their older use counts, and the few that
+qualify are proposed by the tenant's system agent, auto-applied under
+``auto-system-dormancy`` with a receipt.
+"""
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from core.canonical import digest
+from memory_core import activation
+from memory_core.models import Memory, MemoryReads
+from proposals.models import Proposal
+from proposals.services.submission import submit_proposal
+from registrations.selectors import active_registration
+from tenancy.models import Tenant
+from tenancy.services import system_agent
+
+
+def propose_dormancy(*, limit: int = 500, scan: int = 2000, now: datetime | None = None) -> int:
+    """Propose ``dormant`` for at most ``limit`` memories; return how many were proposed."""
+    now = now or timezone.now()
+    proposed = 0
+    for tenant_id in Tenant.objects.order_by("id").values_list("id", flat=True):
+        registration = active_registration(tenant_id=tenant_id)
+        for memory_type, entry in sorted(registration.document["types"].items()):
+            if proposed >= limit:
+                return proposed
+            parameters = entry["activation"]
+            for memory in dormant_candidates(
+                tenant_id=tenant_id, memory_type=memory_type, parameters=parameters, now=now, scan=scan
+            )[: limit - proposed]:
+                proposed += _propose(memory, parameters)
+    return proposed
+
+
+def dormant_candidates(
+    *, tenant_id, memory_type: str, parameters: dict, now: datetime, scan: int
+) -> list[Memory]:
+    """Active memories of one type whose activation stayed below the threshold for the whole window."""
+    cutoff = now - timedelta(days=parameters["dormancy"]["days"])
+    untouched = list(
+        Memory.objects.filter(
+            tenant_id=tenant_id, type=memory_type, state=Memory.State.ACTIVE, updated_at__lt=cutoff
+        )
+        .exclude(
+            Exists(
+                MemoryReads.objects.filter(
+                    tenant_id=tenant_id, memory_id=OuterRef("id"), day__gte=cutoff.date()
+                )
+            )
+        )
+        .order_by("updated_at", "id")
+        .only("id", "tenant_id", "type", "revision", "updated_at")[:scan]
+    )
+    uses = _uses_before(tenant_id, [memory.id for memory in untouched], cutoff)
+    return [
+        memory
+        for memory in untouched
+        if level_at(
+            [(memory.updated_at.date(), 1), *uses.get(memory.id, [])], at=cutoff, parameters=parameters
+        )
+        < parameters["dormancy"]["threshold"]
+    ]
+
+
+def level_at(uses: Iterable, *, at: datetime, parameters: dict) -> float:
+    """Activation at ``at`` with the registered decay, lifted by the registered importance."""
+    return activation.base_level(uses, at=at, decay=parameters["decay"]) + parameters["importance"]
+
+
+def _uses_before(tenant_id, ids: list, cutoff: datetime) -> dict:
+    uses: dict = {}
+    if not ids:
+        return uses
+    rows = MemoryReads.objects.filter(tenant_id=tenant_id, memory_id__in=ids, day__lt=cutoff.date())
+    for memory_id, day, reads in rows.values_list("memory_id", "day", "reads"):
+        uses.setdefault(memory_id, []).append((day, reads))
+    return uses
+
+
+def _propose(memory: Memory, parameters: dict) -> int:
+    """Submit one dormancy proposal as the tenant's system agent; 0 if this revision was proposed already."""
+    threshold, days = parameters["dormancy"]["threshold"], parameters["dormancy"]["days"]
+    submission = submit_proposal(
+        agent=system_agent(tenant_id=memory.tenant_id),
+        idempotency_key=f"dormancy:{memory.id}:{memory.revision}",
+        payload={
+            "action": Proposal.Action.DORMANT,
+            "memory_id": memory.id,
+            "base_revision": memory.revision,
+            "reason": f"dormancy: activation below {threshold} for {days} days",
+        },
+        request_hash=digest({"memory_id": str(memory.id), "revision": memory.revision, "verb": "dormant"}),
+    )
+    return int(not submission.replayed)
