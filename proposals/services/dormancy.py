@@ -33,11 +33,16 @@ from tenancy.models import Tenant
 from tenancy.services import system_agent
 
 
-def propose_dormancy(*, limit: int = 500, scan: int = 2000, now: datetime | None = None) -> int:
-    """Propose ``dormant`` for at most ``limit`` memories; return how many were proposed."""
+def propose_dormancy(
+    *, limit: int = 500, scan: int = 2000, now: datetime | None = None, tenant_id=None
+) -> int:
+    """Propose ``dormant`` for at most ``limit`` memories (of one tenant, if named); return how many."""
     now = now or timezone.now()
     proposed = 0
-    for tenant_id in Tenant.objects.order_by("id").values_list("id", flat=True):
+    tenants = Tenant.objects.order_by("id")
+    if tenant_id is not None:
+        tenants = tenants.filter(id=tenant_id)
+    for tenant_id in tenants.values_list("id", flat=True):
         registration = active_registration(tenant_id=tenant_id)
         for memory_type, entry in sorted(registration.document["types"].items()):
             if proposed >= limit:

@@ -56,7 +56,20 @@ def test_smoke_benchmark_runs_every_part_and_writes_the_report(tmp_path):
     assert completed.returncode == 0, completed.stderr[-4000:]
     document = json.loads((tmp_path / "latest.json").read_text())
     results = document["results"]
-    assert set(results) == {"submit", "e2e", "drain", "review", "recall", "floor", "startup", "quality"}
+    assert set(results) == {
+        "submit",
+        "e2e",
+        "drain",
+        "review",
+        "recall",
+        "maintenance",
+        "floor",
+        "startup",
+        "quality",
+    }
+    maintenance = results["maintenance"]
+    assert maintenance["proposals"]["proposed"] > 0
+    assert sum(row["candidates"] for row in maintenance["selection"].values()) > 0
     quality = results["quality"]
     assert quality["refused_turns"] == 0 and quality["memories"] == quality["turns"] > 0
     assert quality["search"]["count"] == quality["questions"] > 0 and quality["search"]["errors"] == 0
