@@ -2,6 +2,7 @@
 
 import math
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.utils import timezone
@@ -165,3 +166,13 @@ def test_candidate_selection_costs_the_same_queries_for_one_or_many(
         _last_applied(remember(f"old note {n}"), 100)
     with django_assert_max_num_queries(2):
         assert len(_candidates(agent)) == 5
+
+
+def test_the_mgp_profile_auto_applies_dormancy_too(settings, remember):
+    memory = remember("quiet note")
+    settings.CUSTODIAN_POLICY_FILE = Path(settings.BASE_DIR) / "mgp" / "profile" / "rules.yaml"
+    _last_applied(memory, 100)
+    assert propose_dormancy() == 1
+    proposal = Proposal.objects.get(action="dormant")
+    assert proposal.matched_rule == "auto-system-dormancy"
+    assert proposal.policy_version.endswith(".mgp.2")
