@@ -11,8 +11,9 @@ the memory's last applied revision (``updated_at``): a memory never read counts
 from its creation or last change, so a fresh memory is never dormant at once.
 
 Set-based and bounded: per tenant and type, one indexed SQL query finds
-active memories not changed and not read since the cutoff (oldest first, at
-most ``scan`` rows), one query reads their older use counts, and the few that
+active memories not changed and not read since the cutoff (in key order from
+where the last run stopped, at most ``scan`` rows), one query reads their older
+use counts, and the few that
 qualify are proposed by the tenant's system agent, auto-applied under
 ``auto-system-dormancy`` with a receipt.
 """
@@ -20,7 +21,8 @@ qualify are proposed by the tenant's system agent, auto-applied under
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
-from django.db.models import Exists, OuterRef
+from django.core.cache import cache
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from core.canonical import digest
@@ -36,7 +38,12 @@ from tenancy.services import system_agent
 def propose_dormancy(
     *, limit: int = 500, scan: int = 2000, now: datetime | None = None, tenant_id=None
 ) -> int:
-    """Propose ``dormant`` for at most ``limit`` memories (of one tenant, if named); return how many."""
+    """Propose ``dormant`` for at most ``limit`` memories (of one tenant, if named); return how many.
+
+    Each tenant and type resumes where the last run stopped reading (a keyset
+    cursor in the shared cache, wrapping at the end), so memories that stay
+    above the threshold, however many, never hide the ones behind them.
+    """
     now = now or timezone.now()
     proposed = 0
     tenants = Tenant.objects.order_by("id")
@@ -47,10 +54,13 @@ def propose_dormancy(
         for memory_type, entry in sorted(registration.document["types"].items()):
             if proposed >= limit:
                 return proposed
-            parameters = entry["activation"]
-            for memory in dormant_candidates(
-                tenant_id=tenant_id, memory_type=memory_type, parameters=parameters, now=now, scan=scan
-            )[: limit - proposed]:
+            parameters, key = entry["activation"], f"dormancy:cursor:{tenant_id}:{memory_type}"
+            found, last = _scan(tenant_id, memory_type, parameters, now, scan, after=cache.get(key))
+            chosen = found[: limit - proposed]
+            if len(chosen) < len(found):
+                last = (chosen[-1].updated_at, chosen[-1].id) if chosen else cache.get(key)
+            cache.set(key, last, timeout=None)
+            for memory in chosen:
                 proposed += _propose(memory, parameters)
     return proposed
 
@@ -59,23 +69,30 @@ def dormant_candidates(
     *, tenant_id, memory_type: str, parameters: dict, now: datetime, scan: int
 ) -> list[Memory]:
     """Active memories of one type whose activation stayed below the threshold for the whole window."""
+    return _scan(tenant_id, memory_type, parameters, now, scan, after=None)[0]
+
+
+def _scan(
+    tenant_id, memory_type: str, parameters: dict, now: datetime, scan: int, *, after: tuple | None
+) -> tuple[list[Memory], tuple | None]:
+    """Read at most ``scan`` untouched memories after the ``after`` key; return those that qualify
+    and the key to resume from (``None`` once the end was reached: the next run starts over)."""
     cutoff = now - timedelta(days=parameters["dormancy"]["days"])
-    untouched = list(
-        Memory.objects.filter(
-            tenant_id=tenant_id, type=memory_type, state=Memory.State.ACTIVE, updated_at__lt=cutoff
+    rows = Memory.objects.filter(
+        tenant_id=tenant_id, type=memory_type, state=Memory.State.ACTIVE, updated_at__lt=cutoff
+    ).exclude(
+        Exists(
+            MemoryReads.objects.filter(tenant_id=tenant_id, memory_id=OuterRef("id"), day__gte=cutoff.date())
         )
-        .exclude(
-            Exists(
-                MemoryReads.objects.filter(
-                    tenant_id=tenant_id, memory_id=OuterRef("id"), day__gte=cutoff.date()
-                )
-            )
-        )
-        .order_by("updated_at", "id")
-        .only("id", "tenant_id", "type", "revision", "updated_at")[:scan]
     )
+    if after is not None:
+        rows = rows.filter(Q(updated_at__gt=after[0]) | Q(updated_at=after[0], id__gt=after[1]))
+    untouched = list(
+        rows.order_by("updated_at", "id").only("id", "tenant_id", "type", "revision", "updated_at")[:scan]
+    )
+    last = (untouched[-1].updated_at, untouched[-1].id) if len(untouched) == scan else None
     uses = _uses_before(tenant_id, [memory.id for memory in untouched], cutoff)
-    return [
+    found = [
         memory
         for memory in untouched
         if level_at(
@@ -83,6 +100,7 @@ def dormant_candidates(
         )
         < parameters["dormancy"]["threshold"]
     ]
+    return found, last
 
 
 def level_at(uses: Iterable, *, at: datetime, parameters: dict) -> float:

@@ -176,3 +176,16 @@ def test_the_mgp_profile_auto_applies_dormancy_too(settings, remember):
     proposal = Proposal.objects.get(action="dormant")
     assert proposal.matched_rule == "auto-system-dormancy"
     assert proposal.policy_version.endswith(".mgp.2")
+
+
+def test_memories_that_stay_above_the_threshold_never_starve_the_ones_behind_them(remember):
+    busy = [remember(f"busy note {n}") for n in range(2)]
+    quiet = remember("quiet note")
+    for age, memory in zip((300, 299, 100), [*busy, quiet], strict=True):
+        _last_applied(memory, age)
+    for memory in busy:
+        _read(memory, 40, reads=50)  # strong before the window, so never below the threshold
+    assert propose_dormancy(scan=2) == 0  # read the two busy ones, stopped after them
+    assert propose_dormancy(scan=2) == 1  # resumed behind them
+    assert Proposal.objects.get(action="dormant").target_memory_id == quiet.id
+    assert propose_dormancy(scan=2) == 0  # wrapped around: the busy ones again, nothing new
