@@ -119,6 +119,8 @@ def markdown(document: dict) -> str:
         lines += [f"| `{row['module']}` | {row['ms']} |" for row in results["startup"]["top_imports"]]
     if "quality" in results:
         lines += ["", *quality_table(results["quality"])]
+    if "maintenance" in results:
+        lines += ["", *maintenance_table(results["maintenance"])]
     if "floor" in results:
         lines += [
             "",
@@ -148,6 +150,26 @@ def quality_table(quality: dict) -> list[str]:
         theirs = quality["bm25"][category]
         cells = [f"{ours[c]:.2f} / {theirs[c]:.2f}" if c in ours else "" for c in QUALITY_COLUMNS]
         lines.append(f"| {category} | {ours['questions']} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def maintenance_table(maintenance: dict) -> list[str]:
+    """The dormancy sweep over the recall tenant, as if run ``ahead_days`` later."""
+    lines = [
+        f"Dormancy sweep over {maintenance['memories']:,} memories, {maintenance['ahead_days']} days ahead "
+        f"(scan ≤ {maintenance['scan']} per type):",
+        "",
+        "| step | rows | seconds | peak KiB |",
+        "|---|---|---|---|",
+    ]
+    for memory_type, row in maintenance["selection"].items():
+        lines.append(
+            f"| select `{memory_type}` | {row['candidates']} | {row['seconds']} | {row['peak_kib']} |"
+        )
+    made = maintenance["proposals"]
+    lines.append(
+        f"| propose (`bench-maintenance`) | {made['proposed']} | {made['seconds']} | {made['peak_kib']} |"
+    )
     return lines
 
 

@@ -63,6 +63,7 @@ def test_smoke_benchmark_runs_every_part_and_writes_the_report(tmp_path):
         "drain",
         "review",
         "recall",
+        "maintenance",
         "floor",
         "startup",
         "quality",
@@ -70,6 +71,9 @@ def test_smoke_benchmark_runs_every_part_and_writes_the_report(tmp_path):
     conversation = results["conversation"]
     assert conversation["accepted"] == conversation["applied"] == conversation["turns"] > 0
     assert all(run["errors"] == 0 and run["proposals"] > 0 for run in results["submit"]["batch"])
+    maintenance = results["maintenance"]
+    assert maintenance["proposals"]["proposed"] > 0
+    assert sum(row["candidates"] for row in maintenance["selection"].values()) > 0
     quality = results["quality"]
     assert quality["refused_turns"] == 0 and quality["memories"] == quality["turns"] > 0
     assert quality["search"]["count"] == quality["questions"] > 0 and quality["search"]["errors"] == 0
