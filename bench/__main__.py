@@ -18,7 +18,18 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PARTS = ["submit", "e2e", "drain", "review", "recall", "floor", "startup", "quality"]
+PARTS = [
+    "submit",
+    "conversation",
+    "e2e",
+    "drain",
+    "review",
+    "recall",
+    "maintenance",
+    "floor",
+    "startup",
+    "quality",
+]
 EMBEDDED_PARTS = {"quality"}  # the others seed with PostgreSQL's COPY
 
 

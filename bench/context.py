@@ -31,12 +31,28 @@ class Scale:
     page_renders: int
     floor_rows: int
     quality_conversations: tuple[int, int]  # conversations, sessions each
+    batch_proposals: int = 600  # submit part: proposals sent through POST /api/v1/proposals/batch
+    conversation_turns: int = 300  # conversation part: turns loaded in batches, submitted → applied
+    export_lines: int = 20_000  # lines of the receipts export streamed per recall size
 
 
 SCALES = {
-    "smoke": Scale("smoke", 1, 20, 40, 10, 60, (200, 600), 20, 150, 3, 500, (2, 6)),
+    "smoke": Scale("smoke", 1, 20, 40, 10, 60, (200, 600), 20, 150, 3, 500, (2, 6), export_lines=200),
     "full": Scale(
-        "full", 3, 300, 1600, 200, 10_000, (10_000, 100_000, 1_000_000), 200, 100_000, 20, 20_000, (10, 14)
+        "full",
+        3,
+        300,
+        1600,
+        200,
+        10_000,
+        (10_000, 100_000, 1_000_000),
+        200,
+        100_000,
+        20,
+        20_000,
+        (10, 14),
+        batch_proposals=10_000,
+        conversation_turns=5_900,
     ),
 }
 

@@ -27,6 +27,14 @@ def evaluate(results: dict) -> list[dict]:
         one, eight = results["submit"]["clients_1"], results["submit"]["clients_8"]
         target("submit p95, 1 client (ms)", one["p95_ms"], "≤ 50", one["p95_ms"] <= 50)
         target("submit rate, 8 clients (/s)", eight["per_second"], "≥ 250", eight["per_second"] >= 250)
+        if results["submit"].get("batch"):
+            rate = min(run["proposals_per_second"] for run in results["submit"]["batch"])
+            target("batch submit (proposals/s, slowest run)", rate, "≥ 1000", rate >= 1000)
+    if "conversation" in results:
+        conversation = results["conversation"]
+        seconds = conversation["submitted_to_all_applied_seconds"]
+        name = f"{conversation['turns']:,}-turn conversation in batches, submitted → applied (s)"
+        target(name, seconds, "≤ 30", seconds <= 30 and conversation["applied"] == conversation["turns"])
     if "e2e" in results:
         e2e = results["e2e"]
         target("submit → receipt p50 (ms)", e2e["p50_ms"], "≤ 100", e2e["p50_ms"] <= 100)
@@ -111,6 +119,8 @@ def markdown(document: dict) -> str:
         lines += [f"| `{row['module']}` | {row['ms']} |" for row in results["startup"]["top_imports"]]
     if "quality" in results:
         lines += ["", *quality_table(results["quality"])]
+    if "maintenance" in results:
+        lines += ["", *maintenance_table(results["maintenance"])]
     if "floor" in results:
         lines += [
             "",
@@ -140,6 +150,26 @@ def quality_table(quality: dict) -> list[str]:
         theirs = quality["bm25"][category]
         cells = [f"{ours[c]:.2f} / {theirs[c]:.2f}" if c in ours else "" for c in QUALITY_COLUMNS]
         lines.append(f"| {category} | {ours['questions']} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def maintenance_table(maintenance: dict) -> list[str]:
+    """The dormancy sweep over the recall tenant, as if run ``ahead_days`` later."""
+    lines = [
+        f"Dormancy sweep over {maintenance['memories']:,} memories, {maintenance['ahead_days']} days ahead "
+        f"(scan ≤ {maintenance['scan']} per type):",
+        "",
+        "| step | rows | seconds | peak KiB |",
+        "|---|---|---|---|",
+    ]
+    for memory_type, row in maintenance["selection"].items():
+        lines.append(
+            f"| select `{memory_type}` | {row['candidates']} | {row['seconds']} | {row['peak_kib']} |"
+        )
+    made = maintenance["proposals"]
+    lines.append(
+        f"| propose (`bench-maintenance`) | {made['proposed']} | {made['seconds']} | {made['peak_kib']} |"
+    )
     return lines
 
 
@@ -192,6 +222,9 @@ def _measurements(results: dict):
                 f"admin receipts changelist at {int(size):,} ({row['receipts_admin']['queries']} queries)",
                 row["receipts_admin"],
             )
+            if "memory_timeline" in row:
+                timeline = row["memory_timeline"]
+                yield f"admin memory timeline at {int(size):,} ({timeline['queries']} queries)", timeline
     if "review" in results:
         for size, row in results["review"]["sizes"].items():
             for name in ("queue", "proposal"):

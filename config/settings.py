@@ -153,8 +153,12 @@ CUSTODIAN_DENIED_ANONYMOUS_ROWS = int(os.environ.get("CUSTODIAN_DENIED_ANONYMOUS
 # Bodies above this size are refused with 413 before they are parsed.
 CUSTODIAN_MAX_BODY_BYTES = int(os.environ.get("CUSTODIAN_MAX_BODY_BYTES", 256 * 1024))
 CUSTODIAN_MAX_JSON_DEPTH = 20
-# DRF reads JSON through request.body, so Django's own limit is the first gate.
-DATA_UPLOAD_MAX_MEMORY_SIZE = CUSTODIAN_MAX_BODY_BYTES
+# POST /api/v1/proposals/batch: up to this many proposals in one body of at most this many bytes.
+CUSTODIAN_MAX_BATCH_ITEMS = int(os.environ.get("CUSTODIAN_MAX_BATCH_ITEMS", 500))
+CUSTODIAN_MAX_BATCH_BODY_BYTES = int(os.environ.get("CUSTODIAN_MAX_BATCH_BODY_BYTES", 4 * 1024 * 1024))
+# DRF reads JSON through request.body, so Django's own limit is the first gate (the parser then
+# holds every view but the batch endpoint to CUSTODIAN_MAX_BODY_BYTES).
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(CUSTODIAN_MAX_BODY_BYTES, CUSTODIAN_MAX_BATCH_BODY_BYTES)
 CUSTODIAN_READ_POLICY_FILE = Path(
     os.environ.get("CUSTODIAN_READ_POLICY_FILE", BASE_DIR / "memory_core" / "read_rules.yaml")
 )
@@ -274,6 +278,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     "expire-reviews": {"task": "proposals.expire_reviews", "schedule": timedelta(minutes=1)},
     "retention-sweep": {"task": "proposals.retention_sweep", "schedule": timedelta(minutes=1)},
+    "dormancy-sweep": {"task": "proposals.dormancy_sweep", "schedule": timedelta(hours=1)},
 }
 
 # Ed25519 key (base64, 32 bytes) that signs receipt-chain checkpoints; keep it out of the database.

@@ -11,6 +11,7 @@ from memory_core.api import MemoryDetailApi, RecallFeedbackApi, RecallSearchApi
 from memory_core.audit_api import AuditEventListApi
 from mgp.views import ReadyzApi
 from proposals.api import ProposalAmendApi, ProposalCollectionApi, ProposalDetailApi, ProposalWithdrawApi
+from proposals.batch_api import ProposalBatchSubmitApi
 from proposals.evidence_api import (
     EvidenceDetailApi,
     EvidenceInvalidateApi,
@@ -46,6 +47,7 @@ api_v1 = [
     path("observations/", ObservationApi.as_view(), name="observations"),
     path("observations/batch/", ObservationBatchApi.as_view(), name="observations-batch"),
     path("proposals/", ProposalCollectionApi.as_view(), name="proposals"),
+    path("proposals/batch", ProposalBatchSubmitApi.as_view(), name="proposals-batch"),
     path("proposals/<uuid:proposal_id>/", ProposalDetailApi.as_view(), name="proposal-detail"),
     path(
         "proposals/<uuid:proposal_id>/withdraw/",

@@ -47,7 +47,7 @@ class RecallFiltersInput(StrictSerializer):
         child=ChoiceField(choices=Memory.Type.choices), required=False, max_length=8
     )
     states = serializers.ListField(
-        child=ChoiceField(choices=["active", "expired"]), required=False, max_length=2
+        child=ChoiceField(choices=["active", "expired", "dormant"]), required=False, max_length=3
     )
     valid_at = serializers.DateTimeField(required=False)
 

@@ -2,7 +2,13 @@
 
     active  --expire-->  expired   --restore--> active
     active  --revoke-->  revoked   --restore--> active
-    active | expired | revoked  --delete-->  deleted  --purge-->  (row removed)
+    active  --dormant-> dormant   --restore--> active   (Custodian's own dormancy sweep)
+    dormant --expire|revoke--> expired | revoked
+    active | expired | revoked | dormant  --delete-->  deleted  --purge-->  (row removed)
+
+A dormant memory is kept whole (content, evidence, lineage) but left out of
+default recall, and, like an expired one, it no longer holds its dedupe key:
+restoring it claims the key again and is refused if another memory took it.
 
 Everything else is refused, at submission and again at execution; MGP's
 reference gateway lets a deleted memory come back by expiring it.
@@ -11,7 +17,8 @@ reference gateway lets a deleted memory come back by expiring it.
 from core.errors import DomainError
 
 ACTIVE, EXPIRED, REVOKED, DELETED, PURGED = "active", "expired", "revoked", "deleted", "purged"
-VERBS = ("expire", "revoke", "delete", "purge", "restore")
+DORMANT = "dormant"
+VERBS = ("expire", "revoke", "delete", "purge", "restore", "dormant")
 
 TRANSITIONS: dict[tuple[str, str], str] = {
     (ACTIVE, "expire"): EXPIRED,
@@ -22,6 +29,11 @@ TRANSITIONS: dict[tuple[str, str], str] = {
     (EXPIRED, "delete"): DELETED,
     (REVOKED, "delete"): DELETED,
     (DELETED, "purge"): PURGED,
+    (ACTIVE, "dormant"): DORMANT,
+    (DORMANT, "restore"): ACTIVE,
+    (DORMANT, "expire"): EXPIRED,
+    (DORMANT, "revoke"): REVOKED,
+    (DORMANT, "delete"): DELETED,
 }
 
 
@@ -36,4 +48,5 @@ def next_state(state: str, verb: str) -> str:
     try:
         return TRANSITIONS[(state, verb)]
     except KeyError:
-        raise InvalidTransition(f"A {state} memory cannot be {verb}d", state=state, verb=verb) from None
+        action = "made dormant" if verb == DORMANT else f"{verb}d"
+        raise InvalidTransition(f"A {state} memory cannot be {action}", state=state, verb=verb) from None

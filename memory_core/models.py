@@ -79,6 +79,7 @@ class Memory(models.Model):
         EXPIRED = "expired"
         REVOKED = "revoked"
         DELETED = "deleted"
+        DORMANT = "dormant"  # left out of default recall by the dormancy sweep; restorable
 
     # What a proposal may set on a memory, as its JSON names them, in the order reviewers read them.
     # An update changes the CHANGEABLE_FIELDS; only a create sets the subject, scope and type.
@@ -140,6 +141,12 @@ class Memory(models.Model):
                 fields=["expires_at"],
                 condition=models.Q(state="active", expires_at__isnull=False),
                 name="memory_ttl_idx",
+            ),
+            # The dormancy sweep's path: a type's active memories not changed since a cutoff, oldest first.
+            models.Index(
+                fields=["tenant", "type", "updated_at", "id"],
+                condition=models.Q(state="active"),
+                name="memory_dormancy_idx",
             ),
         ]
         constraints = [

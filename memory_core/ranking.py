@@ -22,7 +22,7 @@ import functools
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -100,10 +100,27 @@ def weights_for(agent) -> RankingWeights:
 
 @dataclass
 class Scored:
+    """One ranked candidate: its score, and the signals (value, weight) that made it.
+
+    The explanation is built only for the items a page serves (``explanation``),
+    not for every candidate of the window.
+    """
+
     memory: Memory
     rule: ReadRule
     score: float
-    explanation: dict
+    signals: dict = field(default_factory=dict)
+    notes: dict = field(default_factory=dict)  # per signal: what else the explanation says
+
+    @functools.cached_property
+    def explanation(self) -> dict:
+        explained = {
+            name: {"value": round(value, 4), "weight": weight, "contribution": round(value * weight, 4)}
+            for name, (value, weight) in self.signals.items()
+        }
+        for name, notes in self.notes.items():
+            explained[name].update(notes)
+        return explained
 
 
 def rerank(
@@ -136,7 +153,7 @@ def rerank(
     scored = []
     for memory, rule in zip(window, rules, strict=True):
         if rule.mode == "deny":
-            scored.append(Scored(memory, rule, 0.0, {}))
+            scored.append(Scored(memory, rule, 0.0))
             continue
         up, down = votes.get((memory.id, memory.revision), (0, 0))
         levels[memory.id] = _level(registration, memory, uses.get(memory.id, ()), now)
@@ -152,17 +169,15 @@ def rerank(
             "feedback": ((up - down) / (up + down + 1), weights.feedback),
         }
         signals["dense"] = (dense.get(memory.id, 0.0), weights.dense)
-        explained = {
-            name: {"value": round(value, 4), "weight": weight, "contribution": round(value * weight, 4)}
-            for name, (value, weight) in signals.items()
-        }
-        explained["dense"]["embedder"] = embedder
         level = levels[memory.id]
-        explained["activation"]["base_level"] = None if level == -math.inf else round(level, 4)
-        if memory.id not in dense:
-            explained["dense"]["absent"] = _absent(embedder, rule, query)
+        notes = {
+            "activation": {"base_level": None if level == -math.inf else round(level, 4)},
+            "dense": {"embedder": embedder}
+            if memory.id in dense
+            else {"embedder": embedder, "absent": _absent(embedder, rule, query)},
+        }
         score = round(sum(value * weight for value, weight in signals.values()), 6)
-        scored.append(Scored(memory, rule, score, explained))
+        scored.append(Scored(memory, rule, score, signals, notes))
     order = sorted(
         range(len(scored)),
         key=lambda n: (

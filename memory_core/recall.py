@@ -30,7 +30,7 @@ from registrations.selectors import active_registration
 from tenancy.models import Agent
 
 MAX_SCAN = 2000
-SEARCHABLE_STATES = (Memory.State.ACTIVE, Memory.State.EXPIRED)
+SEARCHABLE_STATES = (Memory.State.ACTIVE, Memory.State.EXPIRED, Memory.State.DORMANT)
 
 
 class InvalidRecallCursor(DomainError):

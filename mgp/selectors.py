@@ -128,8 +128,8 @@ def search(agent: Agent, context: dict, payload: dict) -> dict[str, Any]:
             explanation = (
                 ", ".join(
                     f"{name} {value.get('contribution', 0):.3f}"
-                    for name, value in (item.explanation.get("signals") or {}).items()
-                    if isinstance(value, dict)
+                    for name, value in item.explanation.items()
+                    if isinstance(value, dict) and value.get("contribution")
                 )
                 or f"Lexical match, score {item.score:.3f}."
             )

@@ -37,15 +37,23 @@ class Proposal(models.Model):
         FENCE = "fence"
         REVALIDATE = "revalidate"
         REGISTER = "register"  # publish a registration candidate (not a memory action)
+        DORMANT = "dormant"  # the dormancy sweep's verb: active -> dormant
         LINK = "link"  # an allowlisted typed link from the target memory to another
         ENTITY_CREATE = "entity_create"  # the target id is the entity's, not a memory's
         ENTITY_MERGE = "entity_merge"  # a reversible redirect of the target entity into another
         ENTITY_UNMERGE = "entity_unmerge"
 
     ENTITY_ACTIONS = ("entity_create", "entity_merge", "entity_unmerge")
-    LIFECYCLE_ACTIONS = (Action.EXPIRE, Action.REVOKE, Action.DELETE, Action.PURGE, Action.RESTORE)
-    # Made by Custodian itself (evidence changes; an operator's publish request), never by agents.
-    SYSTEM_ACTIONS = (Action.FENCE, Action.REVALIDATE, Action.REGISTER)
+    LIFECYCLE_ACTIONS = (
+        Action.EXPIRE,
+        Action.REVOKE,
+        Action.DELETE,
+        Action.PURGE,
+        Action.RESTORE,
+        Action.DORMANT,
+    )
+    # Made by Custodian itself (evidence changes; an operator's publish request; sweeps), never by agents.
+    SYSTEM_ACTIONS = (Action.FENCE, Action.REVALIDATE, Action.REGISTER, Action.DORMANT)
     # Actions whose result is an active memory: its dedupe key must be free (one active memory per key).
     CLAIMS_DEDUPE_KEY = (Action.CREATE, Action.UPDATE, Action.RESTORE)
 

@@ -17,3 +17,11 @@ def retention_sweep_task() -> int:
     from proposals.services import propose_retention_expiries
 
     return propose_retention_expiries()
+
+
+@shared_task(name="proposals.dormancy_sweep", ignore_result=True)
+def dormancy_sweep_task() -> int:
+    """Propose dormancy for memories whose activation stayed below their type's threshold."""
+    from proposals.services import propose_dormancy
+
+    return propose_dormancy()

@@ -1,7 +1,8 @@
 """Quality: does recall find what an agent asks for? Generated conversations through the real API.
 
 Every session is registered as one evidence source (kind ``conversation``)
-and every turn is proposed as one ``episodic_event`` memory citing it, so
+and every turn is proposed as one ``episodic_event`` memory citing it (in
+batches of 500), so
 policy gates it and the executor workers apply it, as in production. Each
 question is then sent to POST /api/v1/recall/search with ``limit: 10`` and
 the served memories are scored against the question's gold turns
@@ -23,7 +24,8 @@ from bench.stats import Run
 from bench.world import grant_users, make_world
 from memory_core.models import Memory
 
-CLIENTS = 4
+CLIENTS = 2  # each sends its share of the turns in batches (POST /api/v1/proposals/batch)
+BATCH_SIZE = 500
 
 
 def run(ctx: Context) -> dict:
@@ -83,12 +85,19 @@ def _load(ctx: Context, world, dataset: Dataset) -> int:
 
     def submit(chunk: list[tuple[str, dict]]) -> int:
         own, refused = ApiClient("127.0.0.1", ctx.stack.port, world.token), 0
-        for key, payload in chunk:
-            status, body, _ = own.request(
-                "POST", "/api/v1/proposals/", payload, headers={"Idempotency-Key": key}
-            )
-            refused += status != 201 or body["classification"] not in ("auto_apply", "policy_gated")
-            bar.update()
+        for start in range(0, len(chunk), BATCH_SIZE):
+            batch = chunk[start : start + BATCH_SIZE]
+            items = [{"idempotency_key": key, "proposal": payload} for key, payload in batch]
+            status, body, _ = own.request("POST", "/api/v1/proposals/batch", {"items": items})
+            if status != 200:
+                refused += len(batch)
+            else:
+                refused += sum(
+                    r["status"] != 201
+                    or r["proposal"]["classification"] not in ("auto_apply", "policy_gated")
+                    for r in body["results"]
+                )
+            bar.update(len(batch))
         return refused
 
     with ctx.progress(len(payloads), "quality: propose turns") as bar, ThreadPoolExecutor(CLIENTS) as pool:

@@ -57,9 +57,15 @@ def run(ctx: Context) -> dict:
             "search": over_runs([_search(ctx, world, text) for _ in range(ctx.scale.repeats)]),
             "get": over_runs([_get(ctx, world) for _ in range(ctx.scale.repeats)]),
             "receipts_admin": review.receipts_admin(ctx),
+            "memory_timeline": review.memory_timeline(ctx, _some_memory(world)),
+            "receipts_export": review.receipts_export(ctx.scale.export_lines),
             "verify_receipts": verify.measure(world.tenant),
         }
     return {"sizes": sizes}
+
+
+def _some_memory(world):
+    return Memory.objects.filter(tenant=world.tenant).order_by("id").values_list("id", flat=True).first()
 
 
 def _vacuum_analyze() -> None:

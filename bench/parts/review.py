@@ -79,11 +79,40 @@ def page(ctx: Context, client: Client, path: str) -> dict:
     return {**over_runs(runs), "queries": len(queries)}
 
 
-def receipts_admin(ctx: Context) -> dict:
-    """The admin's receipts changelist, as a superuser auditor sees it."""
+def _auditor_client() -> Client:
     auditor, _ = User.objects.get_or_create(
         username="bench-auditor", defaults={"is_staff": True, "is_superuser": True}
     )
     client = Client()
     client.force_login(auditor)
-    return page(ctx, client, "/admin/executor/receipt/")
+    return client
+
+
+def receipts_admin(ctx: Context) -> dict:
+    """The admin's receipts changelist, as a superuser auditor sees it."""
+    return page(ctx, _auditor_client(), "/admin/executor/receipt/")
+
+
+def memory_timeline(ctx: Context, memory_id) -> dict:
+    """One memory's timeline page (every receipt about it), among all the tenant's receipts."""
+    return page(ctx, _auditor_client(), f"/admin/executor/receipt/memory/{memory_id}/")
+
+
+def receipts_export(lines: int) -> dict:
+    """Stream the unfiltered JSON Lines export until ``lines`` lines: first line and rows per second."""
+    response = _auditor_client().get("/admin/executor/receipt/export.jsonl")
+    if response.status_code != 200:
+        raise RuntimeError(f"the export answered {response.status_code}")
+    started, first, read = time.perf_counter(), None, 0
+    for chunk in response.streaming_content:
+        read += bytes(chunk).count(b"\n")
+        first = first if first is not None else time.perf_counter() - started
+        if read >= lines:
+            break
+    seconds = time.perf_counter() - started
+    response.close()
+    return {
+        "lines": read,
+        "first_line_ms": round((first or 0) * 1000, 1),
+        "lines_per_second": round(read / seconds),
+    }

@@ -1,4 +1,4 @@
-"""Submit: auto-apply proposals citing two evidence revisions, 1 and 8 concurrent clients."""
+"""Submit: auto-apply proposals citing two evidence revisions, 1 and 8 concurrent clients, and batched."""
 
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +20,7 @@ def run(ctx: Context) -> dict:
             )
             for clients, requests in ((1, ctx.scale.submit_requests_1), (8, ctx.scale.submit_requests_8))
         }
+        results["batch"] = [_run_batches(ctx, world) for _ in range(ctx.scale.repeats)]
         # What the executor had not applied when submitting stopped must not leak into the next part.
         started = time.perf_counter()
         results["executor_backlog_at_end"] = wait_for_outbox(world.tenant)
@@ -39,6 +40,37 @@ def wait_for_outbox(tenant, timeout: float = 1800) -> int:
             raise RuntimeError(f"the executor did not catch up with {tenant.name} in {timeout} s")
         time.sleep(0.2)
     return first
+
+
+BATCH_SIZE = 500
+
+
+def _run_batches(ctx: Context, world) -> dict:
+    """One client sends ``batch_proposals`` in batches of 500; proposals accepted per second."""
+    client = ApiClient("127.0.0.1", ctx.stack.port, world.token)
+    accepted = errors = 0
+    batch_seconds = []
+    bar = ctx.progress(ctx.scale.batch_proposals, f"submit batches of {BATCH_SIZE}")
+    started = time.perf_counter()
+    remaining = ctx.scale.batch_proposals
+    while remaining > 0:
+        numbers = [next_number() for _ in range(min(BATCH_SIZE, remaining))]
+        remaining -= len(numbers)
+        items = [{"idempotency_key": f"sb{n}", "proposal": preference_payload(world, n)} for n in numbers]
+        status, body, seconds = client.request("POST", "/api/v1/proposals/batch", {"items": items})
+        batch_seconds.append(seconds)
+        created = body["created"] if status == 200 else 0
+        accepted += created
+        errors += len(numbers) - created
+        bar.update(len(numbers))
+    wall = time.perf_counter() - started
+    bar.close()
+    return {
+        "proposals": accepted,
+        "errors": errors,
+        "proposals_per_second": round(accepted / wall, 1) if wall else 0,
+        "batch_seconds_max": round(max(batch_seconds), 3),
+    }
 
 
 def _run(ctx: Context, world, clients: int, requests: int) -> Run:

@@ -186,6 +186,17 @@ def propose(
     return Call("POST", "/api/v1/proposals/", body, headers={"Idempotency-Key": key}, repeatable=True)
 
 
+def propose_batch(items: Sequence[Mapping[str, Any]]) -> Call:
+    """Describe a batch: each item takes :func:`propose`'s arguments and keeps its own key on retries."""
+    calls = [propose(**item) for item in items]
+    body = {
+        "items": [
+            {"idempotency_key": call.headers["Idempotency-Key"], "proposal": call.json} for call in calls
+        ]
+    }
+    return Call("POST", "/api/v1/proposals/batch", body, repeatable=True)
+
+
 def amend(proposal_id: str, action: str, **fields: Any) -> Call:
     """Describe an amendment: the whole new action of a proposal returned with request_changes."""
     call = propose(action, **fields)

@@ -12,7 +12,15 @@ import httpx
 from custodian_client import _core
 from custodian_client._core import Call, RetryEvent, RetryPolicy
 from custodian_client.errors import ProposalClosed, WaitTimeout
-from custodian_client.types import Evidence, Feedback, MemoryRead, Proposal, RecallResult, Receipt
+from custodian_client.types import (
+    BatchResult,
+    Evidence,
+    Feedback,
+    MemoryRead,
+    Proposal,
+    RecallResult,
+    Receipt,
+)
 
 DEFAULT_TIMEOUT = 30.0
 
@@ -130,6 +138,15 @@ class AsyncCustodian:
             idempotency_key=idempotency_key,
         )
         return cast(Proposal, await self._send(call))
+
+    async def propose_batch(self, items: Sequence[Mapping[str, Any]]) -> BatchResult:
+        """Submit many proposals in one request; each item takes :meth:`propose`'s keyword arguments.
+
+        Items without ``idempotency_key`` get one here, reused on retries. Nothing is raised per
+        item: each result carries its ``status`` (201, 200 replayed, 4xx) and its ``proposal`` or
+        ``problem``, in the order of ``items``.
+        """
+        return cast(BatchResult, await self._send(_core.propose_batch(items)))
 
     async def _lifecycle(
         self, verb: str, memory_id: str, reason: str, base_revision: int | None, **kw: Any

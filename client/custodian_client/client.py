@@ -11,7 +11,15 @@ import httpx
 from custodian_client import _core
 from custodian_client._core import Call, RetryEvent, RetryPolicy
 from custodian_client.errors import ProposalClosed, WaitTimeout
-from custodian_client.types import Evidence, Feedback, MemoryRead, Proposal, RecallResult, Receipt
+from custodian_client.types import (
+    BatchResult,
+    Evidence,
+    Feedback,
+    MemoryRead,
+    Proposal,
+    RecallResult,
+    Receipt,
+)
 
 DEFAULT_TIMEOUT = 30.0
 
@@ -127,6 +135,15 @@ class Custodian:
             idempotency_key=idempotency_key,
         )
         return cast(Proposal, self._send(call))
+
+    def propose_batch(self, items: Sequence[Mapping[str, Any]]) -> BatchResult:
+        """Submit many proposals in one request; each item takes :meth:`propose`'s keyword arguments.
+
+        Items without ``idempotency_key`` get one here, reused on retries. Nothing is raised per
+        item: each result carries its ``status`` (201, 200 replayed, 4xx) and its ``proposal`` or
+        ``problem``, in the order of ``items``.
+        """
+        return cast(BatchResult, self._send(_core.propose_batch(items)))
 
     def _lifecycle(
         self, verb: str, memory_id: str, reason: str, base_revision: int | None, **kw: Any

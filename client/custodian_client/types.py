@@ -40,6 +40,22 @@ class Proposal(TypedDict, total=False):
     updated_at: str
 
 
+class BatchItemResult(TypedDict, total=False):
+    index: int
+    idempotency_key: str
+    status: int  # 201 created, 200 replayed, or the item's 4xx
+    replayed: bool
+    proposal: Proposal
+    problem: dict[str, Any]  # problem+json, when status is 4xx
+
+
+class BatchResult(TypedDict):
+    results: list[BatchItemResult]
+    created: int
+    replayed: int
+    refused: int
+
+
 class Receipt(TypedDict, total=False):
     id: str
     seq: int

@@ -73,7 +73,10 @@ class StrictJSONParser(JSONParser):
     """Parse JSON bodies within a size and depth budget, strictly UTF-8, no NaN."""
 
     def parse(self, stream, media_type=None, parser_context=None):
-        limit = settings.CUSTODIAN_MAX_BODY_BYTES
+        # A view may raise the limits for itself (the batch endpoint); every other view gets the default.
+        view = (parser_context or {}).get("view")
+        limit = getattr(view, "max_body_bytes", None) or settings.CUSTODIAN_MAX_BODY_BYTES
+        depth = settings.CUSTODIAN_MAX_JSON_DEPTH + getattr(view, "extra_json_depth", 0)
         if stream is None:
             raise ParseError("Empty body")
         raw = stream.read(limit + 1)
@@ -84,5 +87,5 @@ class StrictJSONParser(JSONParser):
             data = json.loads(text, parse_constant=_reject_constant)
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
             raise MalformedJSON(str(exc)[:200]) from None
-        _check_tree(data, settings.CUSTODIAN_MAX_JSON_DEPTH)
+        _check_tree(data, depth)
         return data

@@ -4,6 +4,8 @@
 public functions are the steps other apps take on proposals.
 """
 
+from proposals.services.batch import BatchItem, submit_proposals
+from proposals.services.dormancy import propose_dormancy
 from proposals.services.evidence_changes import add_evidence_revision, invalidate_evidence_revision
 from proposals.services.purge import scrub_purged_content
 from proposals.services.registration import request_publication, validate_candidate
@@ -22,6 +24,7 @@ from proposals.services.workflow import (
 )
 
 __all__ = [
+    "BatchItem",
     "Submission",
     "add_evidence_revision",
     "amend_proposal",
@@ -30,6 +33,7 @@ __all__ = [
     "escalate_to_review",
     "expire_overdue_reviews",
     "invalidate_evidence_revision",
+    "propose_dormancy",
     "propose_fences",
     "propose_retention_expiries",
     "propose_revalidations",
@@ -37,6 +41,7 @@ __all__ = [
     "request_publication",
     "scrub_purged_content",
     "submit_proposal",
+    "submit_proposals",
     "validate_candidate",
     "withdraw_proposal",
 ]

@@ -56,7 +56,24 @@ def test_smoke_benchmark_runs_every_part_and_writes_the_report(tmp_path):
     assert completed.returncode == 0, completed.stderr[-4000:]
     document = json.loads((tmp_path / "latest.json").read_text())
     results = document["results"]
-    assert set(results) == {"submit", "e2e", "drain", "review", "recall", "floor", "startup", "quality"}
+    assert set(results) == {
+        "submit",
+        "conversation",
+        "e2e",
+        "drain",
+        "review",
+        "recall",
+        "maintenance",
+        "floor",
+        "startup",
+        "quality",
+    }
+    conversation = results["conversation"]
+    assert conversation["accepted"] == conversation["applied"] == conversation["turns"] > 0
+    assert all(run["errors"] == 0 and run["proposals"] > 0 for run in results["submit"]["batch"])
+    maintenance = results["maintenance"]
+    assert maintenance["proposals"]["proposed"] > 0
+    assert sum(row["candidates"] for row in maintenance["selection"].values()) > 0
     quality = results["quality"]
     assert quality["refused_turns"] == 0 and quality["memories"] == quality["turns"] > 0
     assert quality["search"]["count"] == quality["questions"] > 0 and quality["search"]["errors"] == 0
@@ -80,6 +97,10 @@ def test_smoke_benchmark_runs_every_part_and_writes_the_report(tmp_path):
         assert run["outcomes"] == {"applied": run["backlog"]}
     assert all(
         size["verify_receipts"]["receipts"] >= int(n) for n, size in results["recall"]["sizes"].items()
+    )
+    assert all(
+        size["memory_timeline"]["errors"] == 0 and size["receipts_export"]["lines"] >= 200
+        for size in results["recall"]["sizes"].values()
     )
     assert results["review"]["constant_queries"] is True
     assert {row["target"] for row in document["targets"]} and (tmp_path / "latest.md").read_text().count(

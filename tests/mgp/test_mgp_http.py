@@ -72,6 +72,13 @@ def test_masked_and_metadata_only_views_leak_nothing(runtime):
         assert item["memory"]["extensions"] == {} and item["memory"]["source"]["ref"] == "***"
 
 
+def test_a_raw_item_explains_its_score_by_signal(runtime):
+    written(runtime, memory(statement="Alice drinks green tea every morning."))
+    (item,) = call(runtime, "search", {"query": "green tea", "limit": 5}, "search").json()["data"]["results"]
+    assert item["return_mode"] == "raw"
+    assert item["explanation"].startswith("lexical 1.000")  # each signal that contributed, by name
+
+
 # --- the lifecycle is a state machine ------------------------------------------------------------
 
 

@@ -1,0 +1,104 @@
+"""In-process cost of a submission: CPU ms and SQL statements per proposal, single and batched.
+
+Wall-clock throughput on a shared machine measures the neighbours; this counts the web process's
+own CPU (``time.process_time``) and its statements, through the real URL, auth, throttle and
+services (Django's test client, no sockets). Run against a scratch database:
+
+    DATABASE_URL=postgres://…/scratch REDIS_URL=redis://…/N python -m bench.profile_submit [--profile]
+"""
+
+import argparse
+import cProfile
+import os
+import pstats
+import time
+
+import django
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.test.utils import CaptureQueriesContext  # noqa: E402
+from rest_framework.test import APIClient  # noqa: E402
+
+from bench.world import make_world, preference_payload  # noqa: E402
+
+
+def measure(client: APIClient, world, *, proposals: int, batch: int, start: int, profiler=None) -> dict:
+    """Submit ``proposals`` (one per request when ``batch`` is 0); return CPU ms and statements each."""
+    requests = []
+    numbers = iter(range(start, start + proposals))
+    while True:
+        chunk = [next(numbers, None) for _ in range(batch or 1)]
+        chunk = [n for n in chunk if n is not None]
+        if not chunk:
+            break
+        requests.append(chunk)
+    cpu = 0.0
+    with CaptureQueriesContext(connection) as queries:
+        for chunk in requests:
+            started = time.process_time()
+            if profiler:
+                profiler.enable()
+            if batch:
+                items = [
+                    {"idempotency_key": f"p{n}", "proposal": preference_payload(world, n)} for n in chunk
+                ]
+                response = client.post("/api/v1/proposals/batch", {"items": items}, format="json")
+                assert response.status_code == 200 and response.json()["created"] == len(chunk), (
+                    response.content
+                )
+            else:
+                response = client.post(
+                    "/api/v1/proposals/",
+                    preference_payload(world, chunk[0]),
+                    format="json",
+                    HTTP_IDEMPOTENCY_KEY=f"p{chunk[0]}",
+                )
+                assert response.status_code == 201, response.content
+            if profiler:
+                profiler.disable()
+            cpu += time.process_time() - started
+    return {
+        "cpu_ms_per_proposal": round(cpu * 1000 / proposals, 2),
+        "statements_per_proposal": round(len(queries.captured_queries) / proposals, 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--proposals", type=int, default=300)
+    parser.add_argument("--profile", choices=["single", "batch"], help="print a cProfile of this path")
+    args = parser.parse_args()
+    settings.DEBUG = False
+    settings.CUSTODIAN_API_RATE = "1000000/min"
+    call_command("migrate", verbosity=0)
+    world = make_world(f"profile-{time.time_ns()}")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {world.token}")
+    base = time.time_ns() % 10**12
+    measure(client, world, proposals=20, batch=0, start=base)  # warm caches and imports
+    profilers = {name: cProfile.Profile() if args.profile == name else None for name in ("single", "batch")}
+    single = measure(
+        client, world, proposals=args.proposals, batch=0, start=base + 10**6, profiler=profilers["single"]
+    )
+    batched = measure(
+        client,
+        world,
+        proposals=args.proposals,
+        batch=100,
+        start=base + 2 * 10**6,
+        profiler=profilers["batch"],
+    )
+    print(f"single submit: {single}")
+    print(f"batch of 100:  {batched}")
+    for profiler in profilers.values():
+        if profiler:
+            pstats.Stats(profiler).sort_stats("cumulative").print_stats(35)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""MGP names for Custodian memories (``MgpRecord``), MGP audit events, and a memory in MGP's shape."""
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from memory_core.models import Memory
+from memory_core.recall import read_memory, subject_pseudonym
+from memory_core.selectors import MemoryNotFound
+from mgp import shapes
+from mgp.models import MgpEvent, MgpRecord, MgpTask
+from mgp.validation import MgpError
+from proposals.models import Proposal
+from tenancy.models import Agent
+
+OPEN = (Proposal.Status.PENDING_REVIEW, Proposal.Status.CHANGES_REQUESTED, Proposal.Status.RELEASED)
+
+
+@dataclass
+class Outcome:
+    """What an MGP call answers: HTTP status and ``data``."""
+
+    status: int
+    data: dict[str, Any]
+
+
+def record_event(
+    agent: Agent,
+    operation: str,
+    context: dict,
+    *,
+    request_id: str,
+    code: str = "",
+    reason: str = "",
+    target: Any = None,
+    allowed: bool = False,
+    result_count: int | None = None,
+) -> None:
+    """Audit an MGP refusal or bulk read that no proposal or access event records."""
+    subject = context.get("acting_for_subject")
+    if isinstance(subject, dict):
+        context = {**context, "acting_for_subject": subject_pseudonym(subject)}
+    context = {key: value for key, value in context.items() if key != "mgp_request_id"}
+    MgpEvent.objects.create(
+        tenant_id=agent.tenant_id,
+        agent=agent,
+        operation=operation,
+        request_id=str(request_id)[:200],
+        allowed=allowed,
+        code=(code or operation)[:40],
+        reason=reason[:200],
+        target=str(target or "")[:256],
+        result_count=result_count,
+        policy_context=context,
+        correlation_id=str(context.get("correlation_id") or "")[:200],
+    )
+
+
+def live_record(agent: Agent, external_id: str) -> tuple[MgpRecord, Memory | None] | None:
+    """The record for ``external_id`` in the agent's tenant and its memory (None while pending).
+
+    A record whose proposal ended without a memory, or whose memory was
+    purged, frees the id. Another tenant's ids are simply not here.
+    """
+    record = (
+        MgpRecord.objects.select_related("proposal")
+        .filter(tenant_id=agent.tenant_id, external_id=external_id)
+        .first()
+    )
+    if record is None:
+        return _adopt(agent, external_id)
+    memory = Memory.objects.filter(tenant_id=agent.tenant_id, pk=record.memory_id).first()
+    if memory is None and record.proposal.status not in OPEN:
+        record.delete()
+        return None
+    return record, memory
+
+
+def _adopt(agent: Agent, external_id: str) -> tuple[MgpRecord, Memory] | None:
+    """A memory proposed over REST has no MGP id: MGP names it by its Custodian id."""
+    try:
+        memory_id = uuid.UUID(external_id)
+    except ValueError:
+        return None
+    memory = Memory.objects.filter(tenant_id=agent.tenant_id, pk=memory_id).first()
+    origin = Proposal.objects.filter(
+        tenant_id=agent.tenant_id, target_memory_id=memory_id, action=Proposal.Action.CREATE
+    ).first()
+    if memory is None or origin is None:
+        return None
+    record, _ = MgpRecord.objects.get_or_create(
+        tenant_id=agent.tenant_id,
+        external_id=external_id,
+        defaults={
+            "memory_id": memory_id,
+            "proposal": origin,
+            "source": {"kind": "system", "ref": "custodian"},
+        },
+    )
+    return record, memory
+
+
+def existing(agent: Agent, external_id: str) -> tuple[MgpRecord, Memory]:
+    found = live_record(agent, external_id)
+    if found is None or found[1] is None:
+        raise MgpError("MGP_MEMORY_NOT_FOUND", "No memory with this id in your tenant")
+    return found[0], found[1]
+
+
+def render(agent: Agent, context: dict, record: MgpRecord, resolution: str | None = None) -> dict[str, Any]:
+    """The memory in the view Custodian's read policy allows this caller (the read is audited)."""
+    try:
+        view, mode, rule = read_memory(agent=agent, memory_id=record.memory_id, context=context)
+    except MemoryNotFound:
+        raise MgpError("MGP_MEMORY_NOT_FOUND", "No memory with this id in your tenant") from None
+    stored = shapes.stored_content(agent.tenant_id, [record.memory_id]) if mode == "masked" else {}
+    memory = shapes.mgp_memory(
+        view,
+        mode,
+        external_id=record.external_id,
+        record=record,
+        tenant_name=agent.tenant.name,
+        masked_source=stored.get(str(record.memory_id)),
+    )
+    data = {
+        "memory": memory,
+        "return_mode": mode,
+        "redaction_info": shapes.redaction_info(mode, rule),
+        "consumable_text": shapes.consumable_text(memory),
+    }
+    if resolution:
+        data["resolution"] = resolution
+    return data
+
+
+def forget(agent: Agent, external_id: str) -> None:
+    """After a purge: drop the id's record and what its tasks kept (contexts name the subject)."""
+    record = MgpRecord.objects.filter(tenant_id=agent.tenant_id, external_id=external_id).first()
+    if record is None:
+        return
+    MgpTask.objects.filter(tenant_id=agent.tenant_id, proposal__target_memory_id=record.memory_id).update(
+        request={"context": {}, "answer": {"kind": "state", "memory_id": external_id, "state": "purged"}}
+    )
+    record.delete()
