@@ -11,7 +11,7 @@ import time
 from bench.client import ApiClient
 from bench.context import Context
 from bench.conversations import generate
-from bench.parts.quality import _proposal, _subject
+from bench.parts.quality import _subject, turn_payloads
 from bench.parts.submit import wait_for_outbox
 from bench.world import grant_users, make_world
 from executor.models import Receipt
@@ -26,22 +26,7 @@ def run(ctx: Context) -> dict:
         world.agent, sorted({_subject(c, t) for c in dataset.conversations for s in c.sessions for t in s})
     )
     client = ApiClient("127.0.0.1", ctx.stack.port, world.token)
-    payloads = []
-    for conversation in dataset.conversations:
-        for session in conversation.sessions:
-            status, evidence, _ = client.request(
-                "POST",
-                "/api/v1/evidence/",
-                {
-                    "kind": "conversation",
-                    "external_ref": f"bench-conversation/{session[0].session}",
-                    "content": {"turns": [{"speaker": t.speaker, "text": t.statement} for t in session]},
-                },
-            )
-            assert status == 201, evidence
-            binding = {k: evidence[k] for k in ("evidence_id", "revision", "content_hash")}
-            payloads += [_proposal(conversation, turn, binding) for turn in session]
-    payloads = payloads[: ctx.scale.conversation_turns]
+    payloads = turn_payloads(client, dataset, "bench-conversation")[: ctx.scale.conversation_turns]
     ctx.stack.start_workers(1)
     try:
         ctx.stack.wait_until_workers_ready()

@@ -66,22 +66,7 @@ def _subject(conversation: Conversation, turn: Turn) -> str:
 
 def _load(ctx: Context, world, dataset: Dataset) -> int:
     """Register each session as evidence, then propose its turns; return how many were not accepted."""
-    client = ApiClient("127.0.0.1", ctx.stack.port, world.token)
-    payloads = []
-    for conversation in dataset.conversations:
-        for session in conversation.sessions:
-            status, evidence, _ = client.request(
-                "POST",
-                "/api/v1/evidence/",
-                {
-                    "kind": "conversation",
-                    "external_ref": f"bench-quality/{session[0].session}",
-                    "content": {"turns": [{"speaker": t.speaker, "text": t.statement} for t in session]},
-                },
-            )
-            assert status == 201, evidence
-            binding = {k: evidence[k] for k in ("evidence_id", "revision", "content_hash")}
-            payloads += [_proposal(conversation, turn, binding) for turn in session]
+    payloads = turn_payloads(ApiClient("127.0.0.1", ctx.stack.port, world.token), dataset, "bench-quality")
 
     def submit(chunk: list[tuple[str, dict]]) -> int:
         own, refused = ApiClient("127.0.0.1", ctx.stack.port, world.token), 0
@@ -102,6 +87,26 @@ def _load(ctx: Context, world, dataset: Dataset) -> int:
 
     with ctx.progress(len(payloads), "quality: propose turns") as bar, ThreadPoolExecutor(CLIENTS) as pool:
         return sum(pool.map(submit, [payloads[n::CLIENTS] for n in range(CLIENTS)]))
+
+
+def turn_payloads(client: ApiClient, dataset: Dataset, source: str) -> list[tuple[str, dict]]:
+    """Register each session as conversation evidence; return (key, proposal) for every turn."""
+    payloads = []
+    for conversation in dataset.conversations:
+        for session in conversation.sessions:
+            status, evidence, _ = client.request(
+                "POST",
+                "/api/v1/evidence/",
+                {
+                    "kind": "conversation",
+                    "external_ref": f"{source}/{session[0].session}",
+                    "content": {"turns": [{"speaker": t.speaker, "text": t.statement} for t in session]},
+                },
+            )
+            assert status == 201, evidence
+            binding = {k: evidence[k] for k in ("evidence_id", "revision", "content_hash")}
+            payloads += [_proposal(conversation, turn, binding) for turn in session]
+    return payloads
 
 
 def _proposal(conversation: Conversation, turn: Turn, binding: dict) -> tuple[str, dict]:
