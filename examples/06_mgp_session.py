@@ -7,12 +7,15 @@ approves over REST, then completes. Search, get and the audit trail are MGP-shap
 same governed recall and receipts.
 """
 
+import os
 from typing import Any
 
 from _common import RUN, SUBJECT, URL, approve, reviewer, step, token
 from mgp_client import AuditQuery, BearerAuth, MGPClient, PolicyContextBuilder, SearchQuery
 
 DESK = {"kind": "org", "id": "quant-desk"}
+# MGP's policy_context names the actor; Custodian refuses a name that is not the token's agent.
+AGENT = os.environ.get("CUSTODIAN_AGENT_NAME", "research-agent")
 
 
 def data(response: Any) -> dict[str, Any]:
@@ -39,14 +42,14 @@ def mgp_memory(memory_id: str, subject: dict, scope: str, kind: str, statement: 
 
 
 user = PolicyContextBuilder(
-    actor_agent="research-agent",
+    actor_agent=AGENT,
     subject_kind=SUBJECT["kind"],
     subject_id=SUBJECT["id"],
     consent_basis="explicit",
     risk_level="low",
     correlation_id=f"mgp-{RUN}",
 )
-desk = PolicyContextBuilder(actor_agent="research-agent", subject_kind="org", subject_id="quant-desk")
+desk = PolicyContextBuilder(actor_agent=AGENT, subject_kind="org", subject_id="quant-desk")
 
 with MGPClient(URL, auth=BearerAuth(token("CUSTODIAN_TOKEN"))) as mgp, reviewer() as pm:
     capabilities = mgp.get_capabilities()["protocol_capabilities"]

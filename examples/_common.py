@@ -5,6 +5,7 @@ CUSTODIAN_TOKEN           an agent token (make run prints one; or manage.py crea
 CUSTODIAN_REVIEWER_TOKEN  a reviewer's personal token (manage.py create_user_token --user pm)
 CUSTODIAN_REVIEWER2_TOKEN a second, different reviewer's (--user pm2): purges need two people
 CUSTODIAN_ACTING_FOR      kind:id the agent acts for (an operator's grant; default user:pm-alice)
+CUSTODIAN_AGENT_NAME      the token's agent name, repeated in MGP's policy_context (06; research-agent)
 """
 
 from __future__ import annotations
