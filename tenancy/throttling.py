@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 from django.core.exceptions import ImproperlyConfigured
 from redis.exceptions import RedisError
@@ -162,6 +162,7 @@ def _take(key: str, units: int, window: int) -> tuple[int, float]:
     On Redis: SET NX EX, INCRBY and TTL in one pipelined transaction (one round trip). Elsewhere
     (the embedded default's per-process memory cache): ``add`` then ``incr``, atomic under the cache's lock.
     """
+    cache = caches["default"]  # the backend itself: ``django.core.cache.cache`` is a proxy
     if isinstance(cache, RedisCache):
         name = cache.make_and_validate_key(key)
         client = cache._cache.get_client(name, write=True)  # type: ignore[attr-defined]  # no pipeline API
@@ -182,4 +183,4 @@ def _take(key: str, units: int, window: int) -> tuple[int, float]:
 
 def _give_back(key: str, units: int) -> None:
     with suppress(ValueError):  # the window ended meanwhile: nothing to give back
-        cache.decr(key, units)
+        caches["default"].decr(key, units)

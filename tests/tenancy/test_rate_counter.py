@@ -100,3 +100,22 @@ def test_the_counter_is_shared_with_other_processes(agent, settings):
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["9"]  # it saw this process's request
     assert _gets_allowed(agent.client, 3) == 1
+
+
+@pytest.mark.services
+def test_counting_a_request_is_one_redis_round_trip(agent, settings, monkeypatch):
+    import redis.connection
+
+    from tenancy.throttling import TokenRateThrottle
+
+    sent: list[bytes] = []
+    send = redis.connection.AbstractConnection.send_packed_command
+
+    def counting(connection, command, check_health=True):
+        sent.append(command if isinstance(command, bytes) else b"".join(command))
+        return send(connection, command, check_health)
+
+    request = type("Request", (), {"auth": AgentToken.objects.get(agent=agent.agent)})()
+    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
+    assert TokenRateThrottle().allow_request(request, None)
+    assert len(sent) == 1 and b"INCRBY" in sent[0]
