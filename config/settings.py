@@ -47,6 +47,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: work deferred by anything below (executor nudges) runs once the response is sent.
+    "core.after_response.AfterResponseMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "core.middleware.LengthRequiredMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
