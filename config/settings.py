@@ -225,7 +225,7 @@ if not CACHE_URL and os.environ.get("REDIS_URL"):
 CACHES = {
     "default": (
         {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "core.cache.RedisCache",
             "LOCATION": CACHE_URL,
             "KEY_PREFIX": "custodian",
         }

@@ -119,3 +119,11 @@ def test_counting_a_request_is_one_redis_round_trip(agent, settings, monkeypatch
     monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
     assert TokenRateThrottle().allow_request(request, None)
     assert len(sent) == 1 and b"INCRBY" in sent[0]
+
+
+@pytest.mark.services
+def test_the_redis_cache_builds_one_client_per_pool():
+    from django.core.cache import caches
+
+    backend = caches["default"]._cache
+    assert backend.get_client("a", write=True) is backend.get_client("b", write=True)
