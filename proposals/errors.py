@@ -41,3 +41,9 @@ class DreamingRunForeign(DomainError):
     code = "dreaming_run_foreign"
     status = 403
     title = "Only the tenant's system agent proposes the actions of its own Dreaming runs"
+
+
+class DreamingRunNotFound(DomainError):
+    code = "dreaming_run_not_found"
+    status = 404
+    title = "No such Dreaming run"
