@@ -314,7 +314,7 @@ def test_a_member_changed_before_the_executor_applies_makes_every_action_stale(
     _update(agent, survivor, "Alice prefers weekly summaries on Fridays", dream_reviewers)  # not by the run
     receipt = _decide(dormant, dream_reviewers)
     assert (receipt.outcome, receipt.proposal.dreaming_run_id) == ("stale", run.pk)
-    assert "changed by another proposal" in receipt.reason or "moved" in receipt.reason
+    assert "changed by another proposal" in receipt.reason, receipt.reason
     assert _status(run) == "stale"
     assert _decide(link, dream_reviewers).outcome == "stale"  # a later action of a stale run never applies
     duplicate.refresh_from_db()
@@ -343,15 +343,16 @@ def test_fences_follow_lineage(agent, api, remember, dreaming_mode, dream_review
     duplicate_now = Memory.objects.with_fence().get(pk=duplicate.pk)
     survivor_now = Memory.objects.with_fence().get(pk=survivor.pk)
     assert duplicate_now.is_fenced and not survivor_now.is_fenced
-    response = api.post(
-        "/api/v1/recall/search", {"query": "zqlineage", "context": {"links": 2}}, format="json"
-    )
+    body = {"query": "zqlineage", "context": {"links": 2}, "filters": {"states": ["active", "dormant"]}}
+    response = api.post("/api/v1/recall/search", body, format="json")
     assert response.status_code == 200, response.content
-    (hit,) = response.json()["results"]
-    assert hit["memory"]["memory_id"] == str(survivor.pk)
-    shown = {link["memory"]["memory_id"]: link for link in hit.get("links", [])}
-    if str(duplicate.pk) in shown:  # dormant ends are shown only when recall's states include them
-        assert shown[str(duplicate.pk)]["return_mode"] == "metadata_only"
+    hits = {hit["memory"]["memory_id"]: hit for hit in response.json()["results"]}
+    assert hits[str(survivor.pk)]["return_mode"] == "raw"  # the survivor is still served whole
+    (lineage,) = hits[str(survivor.pk)]["links"]
+    assert (lineage["relation"], lineage["direction"]) == ("supersedes", "out")
+    assert lineage["memory"]["memory_id"] == str(duplicate.pk)
+    assert (lineage["memory"]["lifecycle_state"], lineage["memory"]["fenced"]) == ("dormant", True)
+    assert lineage["return_mode"] == "metadata_only" and "content" not in lineage["memory"]
 
 
 def test_an_invalidated_member_evidence_before_apply_leaves_the_whole_window_unwritten(
@@ -364,10 +365,10 @@ def test_an_invalidated_member_evidence_before_apply_leaves_the_whole_window_unw
     link, dormant = _proposals(run)
     evidence = EvidenceRevision.objects.get(memory_links__memory=duplicate)
     invalidate_evidence_revision(revision=evidence, reason="wrong file")
-    for proposal in (link, dormant):
-        proposal.refresh_from_db()
-        receipt = _decide(proposal, dream_reviewers) if proposal.status == "pending_review" else None
-        assert receipt is None or receipt.outcome in ("stale", "evidence_invalid")
+    for proposal in (dormant, link):
+        receipt = _decide(proposal, dream_reviewers)
+        assert (receipt.outcome, "invalidated" in receipt.reason) == ("stale", True), receipt.reason
+    assert _status(run) == "stale"
     duplicate.refresh_from_db()
     assert duplicate.state == "active" and not MemoryLink.objects.exists()
 
