@@ -147,7 +147,7 @@ def apply_batch(entry_ids: list[Any], worker: dict[str, Any]) -> tuple[list[Rece
             worker,
             writes,
             _Registration(registrations[proposal.tenant_id], candidates.get(proposal.target_memory_id)),
-            _Window(runs.get(proposal.dreaming_run_id), memories),
+            _Window(runs.get(proposal.dreaming_run_id) if proposal.dreaming_run_id else None, memories),
         )
     create_memories(writes.created)
     write_vectors(writes.revised)
@@ -292,11 +292,11 @@ def _verify(
         return Check(authority.outcome, authority.reason)
     moved_by_run: frozenset[str] = frozenset()
     if window.run is not None:  # a Dreaming action: its whole frozen window must still hold
-        why, moved_by_run = window_refusal(window.run, window.memories)
-        if why:
+        stale, moved_by_run = window_refusal(window.run, window.memories)
+        if stale:
             if not window.run.closed:
-                close_stale(window.run, why)
-            return Check(Outcome.STALE, why)
+                close_stale(window.run, stale)
+            return Check(Outcome.STALE, stale)
     if proposal.classification == Proposal.Classification.POLICY_GATED:
         failed = failed_gates(proposal, memory=memory)
         if failed:

@@ -528,7 +528,7 @@ def _payloads(frozen: FrozenWindow, run: DreamingRun, action: Action) -> list[Pr
         member = members[memory_id]
         return {
             "action": Proposal.Action.DORMANT,
-            "memory_id": member.memory_id,  # type: ignore[typeddict-item]
+            "memory_id": member.memory_id,
             "base_revision": member.revision,
             "reason": f"dreaming run {run.pk}: {why}",
             **common,  # type: ignore[typeddict-item]
@@ -537,7 +537,7 @@ def _payloads(frozen: FrozenWindow, run: DreamingRun, action: Action) -> list[Pr
     def link(source: str, target: str, relation: str) -> ProposalPayload:
         return {
             "action": Proposal.Action.LINK,
-            "memory_id": members[source].memory_id,  # type: ignore[typeddict-item]
+            "memory_id": members[source].memory_id,
             "base_revision": members[source].revision,
             "link": {"to_memory_id": target, "to_revision": members[target].revision, "relation": relation},
             **common,  # type: ignore[typeddict-item]
@@ -557,10 +557,10 @@ def _payloads(frozen: FrozenWindow, run: DreamingRun, action: Action) -> list[Pr
         return [
             {
                 "action": Proposal.Action.UPDATE,
-                "memory_id": member.memory_id,  # type: ignore[typeddict-item]
+                "memory_id": member.memory_id,
                 "base_revision": member.revision,
-                "changes": action.fields,  # type: ignore[typeddict-item]
-                "evidence": bindings,  # type: ignore[typeddict-item]
+                "changes": action.fields,
+                "evidence": bindings,
                 **common,  # type: ignore[typeddict-item]
             }
         ]
