@@ -1,10 +1,11 @@
 """Dreaming: a consolidation pass over N memories, and observation ingest for a conversation batch.
 
-``selection`` times ``select_windows`` alone (read-only: one keyset-ordered
-scan of the tenant's active memories, grouped by subject+scope+type and
-clustered in memory); ``pass`` runs ``dreaming_pass`` for real (freeze, plan,
-check, and propose each window's actions as the system agent, one durable
-transaction per window) for at most ``DREAMING_WINDOWS`` windows. The seeded
+``selection`` times ``select_windows`` alone over the whole tenant (read-only:
+keyset-ordered scans of the active memories, grouped by subject+scope+type and
+clustered in memory, resumed part by part as passes do); ``pass`` runs
+``dreaming_pass`` for real (freeze, plan, check, and propose each window's
+actions as the system agent, one durable transaction per window) for about
+the scale's ``dreaming_windows`` windows. The seeded
 text gives every user a few preferences per key, so windows come from
 structured-key collisions (contradictions: reviewed updates) more than from
 duplicates. ``observations`` posts a generated conversation's turns as
@@ -41,7 +42,12 @@ def run(ctx: Context) -> dict:
             text=TextGenerator(seed=17),
         )
     started = time.perf_counter()
-    windows = select_windows(tenant_id=world.tenant.id, limit=10**9, scan=size)
+    windows, after, parts = [], None, 0
+    while True:  # the whole tenant, part by part as passes resume (large groups are read in parts)
+        found, after = select_windows(tenant_id=world.tenant.id, limit=10**9, scan=size, after=after)
+        windows, parts = windows + found, parts + 1
+        if after is None:
+            break
     selection_seconds = time.perf_counter() - started
     started = time.perf_counter()
     result = dreaming_pass(tenant_id=world.tenant.id, limit=windows_cap, scan=size)
@@ -53,6 +59,7 @@ def run(ctx: Context) -> dict:
         "memories": size,
         "selection": {
             "windows": len(windows),
+            "parts": parts,
             "by_trigger": by_trigger,
             "seconds": round(selection_seconds, 3),
             "memories_per_second": round(size / selection_seconds) if selection_seconds else None,

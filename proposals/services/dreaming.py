@@ -18,7 +18,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from core.canonical import digest
@@ -96,13 +98,22 @@ class PassResult:
 def dreaming_pass(
     *, tenant_id: Any = None, limit: int = 50, scan: int = 20000, chosen: Planner | None = None
 ) -> PassResult:
-    """Freeze and plan at most ``limit`` windows (of one tenant, if named); propose what they plan."""
+    """Freeze and plan about ``limit`` windows (of one tenant, if named); propose what they plan.
+
+    Each tenant resumes where its last pass stopped reading (a keyset cursor in
+    the shared cache that wraps at the end), like the dormancy sweep.
+    """
     result = PassResult()
     tenants = Tenant.objects.order_by("id").values_list("id", flat=True)
     if tenant_id is not None:
         tenants = tenants.filter(id=tenant_id)
     for tenant in tenants:
-        for window in select_windows(tenant_id=tenant, limit=limit - result.windows, scan=scan):
+        key = f"dreaming:cursor:{tenant}"
+        windows, resume = select_windows(
+            tenant_id=tenant, limit=limit - result.windows, scan=scan, after=cache.get(key)
+        )
+        cache.set(key, resume, timeout=None)
+        for window in windows:
             result.windows += 1
             run = run_window(window, chosen=chosen)
             if run is None:
@@ -131,36 +142,59 @@ _READ_COLUMNS = (
 )
 
 
-def select_windows(*, tenant_id: Any, limit: int, scan: int) -> list[FrozenWindow]:
-    """Read at most ``scan`` active memories in group order; return at most ``limit`` frozen windows.
+def select_windows(
+    *, tenant_id: Any, limit: int, scan: int, after: tuple | None = None
+) -> tuple[list[FrozenWindow], tuple | None]:
+    """Read at most ``scan`` active memories in group order after ``after``; return frozen windows
+    (about ``limit``: whole groups only) and the key to resume from (None: the end was reached).
 
     Members already in a run with open proposals are left out, and one pass
-    never puts a memory in two windows.
+    never puts a memory in two windows. A group larger than ``MAX_GROUP`` is
+    read in parts: the pass stops after its first part and the next resumes
+    inside it, so neither a large group nor windows already planned starve
+    those behind them.
     """
     if limit <= 0:
-        return []
+        return [], after
     registration = active_registration(tenant_id=tenant_id)
     busy = _members_of_open_runs(tenant_id)
-    rows = (
-        Memory.objects.filter(tenant_id=tenant_id, state=Memory.State.ACTIVE)
-        .order_by(*_GROUP_COLUMNS, "id")
-        .values_list(*_READ_COLUMNS)
-    )
+    rows = Memory.objects.filter(tenant_id=tenant_id, state=Memory.State.ACTIVE)
+    if after is not None:
+        rows = rows.filter(_after(after))
     entities = _entity_names(tenant_id)
     windows: list[FrozenWindow] = []
     group: list[tuple] = []
-    for row in rows[:scan].iterator(chunk_size=2000):
+    read, resume = 0, None
+    for row in rows.order_by(*_GROUP_COLUMNS, "id").values_list(*_READ_COLUMNS)[:scan].iterator(2000):
+        read += 1
         if group and row[2:6] != group[0][2:6]:
-            windows += _group_windows(tenant_id, group, busy, registration, entities)
+            windows += _group_windows(tenant_id, group, registration, entities)
+            resume = _key(group[-1])
             group = []
             if len(windows) >= limit:
-                break
-        if len(group) < MAX_GROUP and str(row[0]) not in busy:
+                return [_with_evidence(window) for window in windows], resume
+        if str(row[0]) not in busy:
             group.append(row)
-    else:
-        if group:
-            windows += _group_windows(tenant_id, group, busy, registration, entities)
-    return [_with_evidence(window) for window in windows[:limit]]
+        if len(group) >= MAX_GROUP:  # the rest of this group waits for the next pass
+            windows += _group_windows(tenant_id, group, registration, entities)
+            return [_with_evidence(window) for window in windows], _key(row)
+    if group:
+        windows += _group_windows(tenant_id, group, registration, entities)
+    return [_with_evidence(window) for window in windows], (_key(row) if read == scan else None)
+
+
+def _key(row: tuple) -> tuple:
+    return (*row[2:6], str(row[0]))
+
+
+def _after(key: tuple) -> Q:
+    """Rows after ``key`` in (subject_kind, subject_id, scope, type, id) order."""
+    columns = (*_GROUP_COLUMNS, "id")
+    after = Q()
+    for i, column in enumerate(columns):
+        step = Q(**{f"{column}__gt": key[i]}) & Q(**{c: key[j] for j, c in enumerate(columns[:i])})
+        after = step if i == 0 else after | step
+    return after
 
 
 def _members_of_open_runs(tenant_id: Any) -> set[str]:
@@ -182,7 +216,7 @@ def _entity_names(tenant_id: Any) -> list[tuple[str, str]]:
     ]
 
 
-def _group_windows(tenant_id, group: list[tuple], busy, registration, entities) -> list[FrozenWindow]:
+def _group_windows(tenant_id, group: list[tuple], registration, entities) -> list[FrozenWindow]:
     """Cluster one subject+scope+type: shared structured keys, then (near-)duplicate statements."""
     members = [_member(row) for row in group]
     clusters: list[tuple[str, list[Member]]] = []

@@ -392,3 +392,18 @@ def test_runs_are_listed_to_the_tenants_agents_only(agent, other_agent, remember
     (row,) = mine.json()["results"]
     assert row["status"] == "planned" and len(row["proposals"]) == 2 and row["mode"] == "proposal_only"
     assert other_agent.client.get("/api/v1/dreaming/runs/").json()["results"] == []
+
+
+def test_passes_resume_where_the_last_stopped_so_nothing_starves(agent, remember, monkeypatch):
+    for _ in range(4):  # one subject's group of four duplicates, read two at a time
+        remember("Alice prefers weekly summaries")
+    bob = {"kind": "user", "id": "pm-bob"}
+    remember("Bob prefers terse answers", subject=bob)
+    remember("Bob prefers terse answers", subject=bob)
+    monkeypatch.setattr("proposals.services.dreaming.MAX_GROUP", 2)
+    assert dreaming_pass(limit=1).runs == 1  # Alice's first part
+    assert dreaming_pass(limit=1).runs == 1  # Alice's second part, not the first again
+    assert dreaming_pass(limit=1).runs == 1  # then Bob
+    runs = DreamingRun.objects.order_by("created_at")
+    assert [run.subject_id for run in runs] == ["pm-alice", "pm-alice", "pm-bob"]
+    assert len({m["memory_id"] for run in runs for m in run.members}) == 6
