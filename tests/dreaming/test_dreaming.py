@@ -407,3 +407,17 @@ def test_passes_resume_where_the_last_stopped_so_nothing_starves(agent, remember
     runs = DreamingRun.objects.order_by("created_at")
     assert [run.subject_id for run in runs] == ["pm-alice", "pm-alice", "pm-bob"]
     assert len({m["memory_id"] for run in runs for m in run.members}) == 6
+
+
+def test_receipts_are_listed_by_run_for_the_tenant_only(agent, other_agent, remember, dreaming_mode):
+    dreaming_mode("auto")
+    remember("Alice prefers weekly summaries")
+    remember("Alice prefers weekly summaries")
+    dreaming_pass()
+    run = DreamingRun.objects.get()
+    for proposal in _proposals(run):
+        apply_released(proposal)
+    mine = agent.client.get("/api/v1/receipts/", {"dreaming_run": str(run.pk)}).json()["results"]
+    assert sorted(r["proposal_id"] for r in mine) == sorted(str(p.pk) for p in _proposals(run))
+    theirs = other_agent.client.get("/api/v1/receipts/", {"dreaming_run": str(run.pk)}).json()["results"]
+    assert theirs == []
