@@ -116,6 +116,40 @@ def near_duplicates(a: Member, b: Member) -> bool:
     return not numbers and jaccard(wa, wb) >= NEAR_DUPLICATE
 
 
+def near_duplicate_clusters(members: list[Member]) -> list[list[Member]]:
+    """Clusters of near-duplicates (``near_duplicates`` with the first of each), without comparing all pairs.
+
+    Members can only match with equal key/value pairs and equal number-bearing
+    words, so they are bucketed on those first; inside a bucket, Jaccard >= 0.8
+    needs word counts within 0.8 of each other, so each member is compared only
+    with those of similar length (sorted by length, stopping at the bound).
+    """
+    buckets: dict[tuple, list[tuple[frozenset[str], Member]]] = {}
+    for member in members:
+        said = words(str(member.content.get("statement", "")))
+        numbers = frozenset(w for w in said if _NUMBER.search(w))
+        key = (tuple(sorted((k, repr(v)) for k, v in structured(member.content).items())), numbers)
+        buckets.setdefault(key, []).append((said, member))
+    clusters = []
+    for bucket in buckets.values():
+        bucket.sort(key=lambda item: (len(item[0]), item[1].memory_id))
+        placed: set[int] = set()
+        for i, (said, member) in enumerate(bucket):
+            if i in placed:
+                continue
+            cluster = [member]
+            for j in range(i + 1, len(bucket)):
+                other = bucket[j][0]
+                if len(said) < NEAR_DUPLICATE * len(other):
+                    break  # every later one is longer still
+                if j not in placed and jaccard(said, other) >= NEAR_DUPLICATE:
+                    cluster.append(bucket[j][1])
+                    placed.add(j)
+            if len(cluster) > 1:
+                clusters.append(sorted(cluster, key=lambda m: m.memory_id))
+    return clusters
+
+
 class RulePlanner:
     """The deterministic default.
 

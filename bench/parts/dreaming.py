@@ -44,7 +44,7 @@ def run(ctx: Context) -> dict:
     started = time.perf_counter()
     windows, after, parts = [], None, 0
     while True:  # the whole tenant, part by part as passes resume (large groups are read in parts)
-        found, after = select_windows(tenant_id=world.tenant.id, limit=10**9, scan=size, after=after)
+        found, after, _ = select_windows(tenant_id=world.tenant.id, limit=10**9, scan=size, after=after)
         windows, parts = windows + found, parts + 1
         if after is None:
             break

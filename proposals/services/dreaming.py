@@ -36,7 +36,7 @@ from proposals.dreaming import (
     Member,
     Planner,
     Window,
-    near_duplicates,
+    near_duplicate_clusters,
     normalised,
     planner,
     structured,
@@ -109,19 +109,24 @@ def dreaming_pass(
         tenants = tenants.filter(id=tenant_id)
     for tenant in tenants:
         key = f"dreaming:cursor:{tenant}"
-        windows, resume = select_windows(
-            tenant_id=tenant, limit=limit - result.windows, scan=scan, after=cache.get(key)
-        )
-        cache.set(key, resume, timeout=None)
-        for window in windows:
-            result.windows += 1
-            run = run_window(window, chosen=chosen)
-            if run is None:
-                continue
-            result.runs += 1
-            result.proposals += sum(len(action.get("proposals", [])) for action in run.plan)
-            result.stale += run.closed == DreamingRun.Closed.STALE
-            result.refused += run.closed == DreamingRun.Closed.REFUSED
+        after, read = cache.get(key), 0
+        while result.windows < limit and read < scan:
+            windows, after, rows = select_windows(
+                tenant_id=tenant, limit=limit - result.windows, scan=scan - read, after=after
+            )
+            read += rows
+            for window in windows:
+                result.windows += 1
+                run = run_window(window, chosen=chosen)
+                if run is None:
+                    continue
+                result.runs += 1
+                result.proposals += sum(len(action.get("proposals", [])) for action in run.plan)
+                result.stale += run.closed == DreamingRun.Closed.STALE
+                result.refused += run.closed == DreamingRun.Closed.REFUSED
+            if after is None:
+                break
+        cache.set(key, after, timeout=None)
         if result.windows >= limit:
             break
     return result
@@ -144,9 +149,10 @@ _READ_COLUMNS = (
 
 def select_windows(
     *, tenant_id: Any, limit: int, scan: int, after: tuple | None = None
-) -> tuple[list[FrozenWindow], tuple | None]:
+) -> tuple[list[FrozenWindow], tuple | None, int]:
     """Read at most ``scan`` active memories in group order after ``after``; return frozen windows
-    (about ``limit``: whole groups only) and the key to resume from (None: the end was reached).
+    (about ``limit``: whole groups only), the key to resume from (None: the end was reached) and
+    how many rows were read.
 
     Members already in a run with open proposals are left out, and one pass
     never puts a memory in two windows. A group larger than ``MAX_GROUP`` is
@@ -155,7 +161,7 @@ def select_windows(
     those behind them.
     """
     if limit <= 0:
-        return [], after
+        return [], after, 0
     registration = active_registration(tenant_id=tenant_id)
     busy = _members_of_open_runs(tenant_id)
     rows = Memory.objects.filter(tenant_id=tenant_id, state=Memory.State.ACTIVE)
@@ -172,15 +178,15 @@ def select_windows(
             resume = _key(group[-1])
             group = []
             if len(windows) >= limit:
-                return [_with_evidence(window) for window in windows], resume
+                return _with_evidence(windows), resume, read
         if str(row[0]) not in busy:
             group.append(row)
         if len(group) >= MAX_GROUP:  # the rest of this group waits for the next pass
             windows += _group_windows(tenant_id, group, registration, entities)
-            return [_with_evidence(window) for window in windows], _key(row)
+            return _with_evidence(windows), _key(row), read
     if group:
         windows += _group_windows(tenant_id, group, registration, entities)
-    return [_with_evidence(window) for window in windows], (_key(row) if read == scan else None)
+    return _with_evidence(windows), (_key(row) if read == scan else None), read
 
 
 def _key(row: tuple) -> tuple:
@@ -241,17 +247,8 @@ def _group_windows(tenant_id, group: list[tuple], registration, entities) -> lis
             placed |= {m.memory_id for m in same}
         else:
             rest.append(same[0])
-    for i, member in enumerate(rest):  # pairwise, bounded by MAX_GROUP per group
-        if member.memory_id in placed:
-            continue
-        near = [member] + [
-            other
-            for other in rest[i + 1 :]
-            if other.memory_id not in placed and near_duplicates(member, other)
-        ]
-        if len(near) > 1:
-            clusters.append((DreamingRun.Trigger.NEAR_DUPLICATE, near))
-            placed |= {m.memory_id for m in near}
+    for near in near_duplicate_clusters(rest):
+        clusters.append((DreamingRun.Trigger.NEAR_DUPLICATE, near))
     memory_type = group[0][5]
     entry = registration.entry(memory_type)
     capacity = entry["capacity"]["per_subject_scope"]
@@ -313,9 +310,11 @@ def _frozen(tenant_id, trigger: str, members: list[Member], registration) -> Fro
     )
 
 
-def _with_evidence(frozen: FrozenWindow) -> FrozenWindow:
-    """Add each member's evidence (its current revision's) to the frozen window."""
-    revisions = {m.memory_id: m.revision for m in frozen.window.members}
+def _with_evidence(windows: list[FrozenWindow]) -> list[FrozenWindow]:
+    """Add each member's evidence (its current revision's) to the frozen windows, in one query."""
+    revisions = {m.memory_id: m.revision for frozen in windows for m in frozen.window.members}
+    if not revisions:
+        return windows
     rows = MemoryEvidence.objects.filter(memory_id__in=list(revisions)).select_related("evidence_revision")
     evidence: dict[str, list[str]] = defaultdict(list)
     bindings: dict[str, dict] = {}
@@ -323,11 +322,15 @@ def _with_evidence(frozen: FrozenWindow) -> FrozenWindow:
         if revisions[str(row.memory_id)] == row.memory_revision:
             evidence[str(row.memory_id)].append(str(row.evidence_revision_id))
             bindings[str(row.evidence_revision_id)] = dict(row.evidence_revision.binding())
-    members = tuple(
-        Member(**{**m.__dict__, "evidence": tuple(evidence[m.memory_id])}) for m in frozen.window.members
-    )
-    window = Window(frozen.window.trigger, members, frozen.window.budget, frozen.window.relations)
-    return FrozenWindow(**{**frozen.__dict__, "window": window, "bindings": bindings})
+    frozen_windows = []
+    for frozen in windows:
+        members = tuple(
+            Member(**{**m.__dict__, "evidence": tuple(evidence[m.memory_id])}) for m in frozen.window.members
+        )
+        window = Window(frozen.window.trigger, members, frozen.window.budget, frozen.window.relations)
+        cited = {e: bindings[e] for m in members for e in m.evidence}
+        frozen_windows.append(FrozenWindow(**{**frozen.__dict__, "window": window, "bindings": cited}))
+    return frozen_windows
 
 
 def freeze_window(*, tenant_id: Any, trigger: str, memory_ids: Iterable[Any]) -> FrozenWindow:
@@ -353,7 +356,7 @@ def freeze_window(*, tenant_id: Any, trigger: str, memory_ids: Iterable[Any]) ->
         members = tuple(_with_entities(m, entities) for m in frozen.window.members)
         window = Window(frozen.window.trigger, members, frozen.window.budget, frozen.window.relations)
         frozen = FrozenWindow(**{**frozen.__dict__, "window": window})
-    return _with_evidence(frozen)
+    return _with_evidence([frozen])[0]
 
 
 # Planning and checking ---------------------------------------------------------------------
