@@ -9,8 +9,10 @@ the scale's ``dreaming_windows`` windows. The seeded
 text gives every user a few preferences per key, so windows come from
 structured-key collisions (contradictions: reviewed updates) more than from
 duplicates. ``observations`` posts a generated conversation's turns as
-utterance observations through POST /api/v1/observations/batch (50 per
-request, the API's bound) and reports observations/s and proposals made.
+utterance observations (every fifth with an explicit "I prefer …", which the
+rule extractor turns into a preference proposal) through POST
+/api/v1/observations/batch (50 per request, the API's bound) and reports
+observations/s and proposals made.
 """
 
 import time
@@ -105,10 +107,14 @@ def _observations(ctx: Context) -> dict:
             binding = {k: evidence[k] for k in ("evidence_id", "revision", "content_hash")}
             for turn in session:
                 subject = {"kind": "user", "id": _subject(conversation, turn)}
+                # Every fifth turn states a preference, so the extractor proposes something.
+                text = turn.statement
+                if len(observations) % 5 == 0:
+                    text = f"{text} I prefer summaries of {' '.join(text.split()[:4])}."
                 observations.append(
                     {
                         "kind": "utterance",
-                        "text": turn.statement,
+                        "text": text,
                         "subject": subject,
                         "scope": "user",
                         "evidence": [binding],
