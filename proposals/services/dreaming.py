@@ -311,17 +311,19 @@ def _frozen(tenant_id, trigger: str, members: list[Member], registration) -> Fro
 
 
 def _with_evidence(windows: list[FrozenWindow]) -> list[FrozenWindow]:
-    """Add each member's evidence (its current revision's) to the frozen windows, in one query."""
+    """Add each member's evidence (its current revision's) to the frozen windows (one query per 5,000)."""
     revisions = {m.memory_id: m.revision for frozen in windows for m in frozen.window.members}
     if not revisions:
         return windows
-    rows = MemoryEvidence.objects.filter(memory_id__in=list(revisions)).select_related("evidence_revision")
     evidence: dict[str, list[str]] = defaultdict(list)
     bindings: dict[str, dict] = {}
-    for row in rows.order_by("evidence_revision_id"):
-        if revisions[str(row.memory_id)] == row.memory_revision:
-            evidence[str(row.memory_id)].append(str(row.evidence_revision_id))
-            bindings[str(row.evidence_revision_id)] = dict(row.evidence_revision.binding())
+    ids = list(revisions)
+    for start in range(0, len(ids), 5000):  # bounded IN lists at 100k memories
+        rows = MemoryEvidence.objects.filter(memory_id__in=ids[start : start + 5000])
+        for row in rows.select_related("evidence_revision").order_by("evidence_revision_id"):
+            if revisions[str(row.memory_id)] == row.memory_revision:
+                evidence[str(row.memory_id)].append(str(row.evidence_revision_id))
+                bindings[str(row.evidence_revision_id)] = dict(row.evidence_revision.binding())
     frozen_windows = []
     for frozen in windows:
         members = tuple(
