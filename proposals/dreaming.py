@@ -189,11 +189,13 @@ class RulePlanner:
                         )
                     )
         live = [m for m in members if m.memory_id not in retired]
+        # A merge survivor is kept as it is (its lineage link is bound to this revision).
+        survivors: set[str] = {action.target for action in actions}
         changed: set[str] = set()
         for i, older in enumerate(live):
             for newer in live[i + 1 :]:
                 key = _contradicted_key(older, newer)
-                if key and older.memory_id not in changed and older.valid_to is None:
+                if key and older.memory_id not in changed | survivors and older.valid_to is None:
                     changed.add(older.memory_id)
                     actions.append(
                         Action(
@@ -207,7 +209,7 @@ class RulePlanner:
         if "about" in window.relations:
             for i, a in enumerate(live):
                 for b in live[i + 1 :]:
-                    if set(a.entities) & set(b.entities):
+                    if set(a.entities) & set(b.entities) and not {a.memory_id, b.memory_id} & changed:
                         actions.append(
                             Action("link", (a.memory_id, b.memory_id), a.memory_id, b.memory_id, "about")
                         )
