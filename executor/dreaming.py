@@ -4,7 +4,8 @@ Every member must still be at its frozen revision, or have moved only by
 applied actions of the same run (a merge's duplicate going dormant); the
 evidence each member rested on when frozen must still be valid. Otherwise the
 action is ``stale`` (not applied, with a receipt) and the run is closed
-``stale``, so no later action of it ever applies.
+``stale``, so no later action of it ever applies (those still waiting for
+reviewers are withdrawn).
 """
 
 import uuid
@@ -16,6 +17,7 @@ from evidence.models import EvidenceRevision
 from executor.models import Receipt
 from memory_core.models import Memory
 from proposals.models import DreamingRun
+from proposals.services.dreaming import withdraw_open_actions
 
 
 def window_member_ids(runs: dict[Any, DreamingRun]) -> list[uuid.UUID]:
@@ -64,6 +66,8 @@ def window_refusal(run: DreamingRun, memories: dict[Any, Memory]) -> tuple[str, 
 
 
 def close_stale(run: DreamingRun, reason: str) -> None:
-    """Close the run ``stale`` (in the executor's transaction): none of its later actions applies."""
+    """Close the run ``stale`` (in the executor's transaction): none of its later actions applies,
+    and those still waiting for reviewers are withdrawn."""
     run.closed, run.closed_reason, run.closed_at = DreamingRun.Closed.STALE, reason, timezone.now()
     run.save(update_fields=["closed", "closed_reason", "closed_at"])
+    withdraw_open_actions(run)

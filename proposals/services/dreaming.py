@@ -605,3 +605,28 @@ def _payloads(frozen: FrozenWindow, run: DreamingRun, action: Action) -> list[Pr
         ]
     memory = {**action.fields, "subject": frozen.subject, "scope": frozen.scope, "type": frozen.memory_type}
     return [{"action": Proposal.Action.CREATE, "memory": memory, "evidence": bindings, **common}]  # type: ignore[typeddict-item]
+
+
+def withdraw_open_actions(run: DreamingRun) -> int:
+    """Withdraw a stale run's actions still waiting for reviewers (in the caller's transaction).
+
+    Custodian submitted them, so Custodian withdraws them: the window they
+    rest on moved, and no reviewer should spend time on an action the
+    executor would refuse anyway. Released ones are left to the executor,
+    which refuses them ``stale`` with a receipt.
+    """
+    waiting = (
+        Proposal.objects.select_for_update()
+        .filter(
+            dreaming_run=run,
+            status__in=[Proposal.Status.PENDING_REVIEW, Proposal.Status.CHANGES_REQUESTED],
+        )
+        .order_by("pk")
+    )
+    withdrawn = 0
+    for proposal in waiting:
+        proposal.transition_to(Proposal.Status.WITHDRAWN)
+        proposal.outcome = "stale"
+        proposal.save(update_fields=["status", "outcome", "updated_at"])
+        withdrawn += 1
+    return withdrawn

@@ -316,11 +316,29 @@ def test_a_member_changed_before_the_executor_applies_makes_every_action_stale(
     assert (receipt.outcome, receipt.proposal.dreaming_run_id) == ("stale", run.pk)
     assert "changed by another proposal" in receipt.reason, receipt.reason
     assert _status(run) == "stale"
-    assert _decide(link, dream_reviewers).outcome == "stale"  # a later action of a stale run never applies
+    link.refresh_from_db()  # Custodian withdrew the action still waiting: no reviewer spends time on it
+    assert (link.status, link.outcome) == ("withdrawn", "stale")
     duplicate.refresh_from_db()
     assert duplicate.state == "active" and duplicate.revision == 1
     assert not MemoryLink.objects.exists()
-    assert {p.status for p in _proposals(run)} == {"not_applied"}
+    assert sorted(p.status for p in _proposals(run)) == ["not_applied", "withdrawn"]
+
+
+def test_a_released_action_of_a_stale_run_never_applies(agent, remember, dreaming_mode, dream_reviewers):
+    dreaming_mode("auto")
+    survivor = remember("Alice prefers weekly summaries")
+    duplicate = remember("Alice prefers weekly summaries")
+    dreaming_pass()
+    run = DreamingRun.objects.get()
+    link, dormant = _proposals(run)
+    assert {link.status, dormant.status} == {"released"}
+    _update(agent, duplicate, "Alice prefers weekly summaries, in PDF", dream_reviewers)
+    assert apply_released(link).outcome == "stale"
+    assert apply_released(dormant).outcome == "stale"  # the run is closed: it never applies
+    assert _status(run) == "stale" and not MemoryLink.objects.exists()
+    survivor.refresh_from_db()
+    duplicate.refresh_from_db()
+    assert (survivor.state, duplicate.state) == ("active", "active")
 
 
 # Fences follow lineage ----------------------------------------------------------------------
@@ -365,10 +383,11 @@ def test_an_invalidated_member_evidence_before_apply_leaves_the_whole_window_unw
     link, dormant = _proposals(run)
     evidence = EvidenceRevision.objects.get(memory_links__memory=duplicate)
     invalidate_evidence_revision(revision=evidence, reason="wrong file")
-    for proposal in (dormant, link):
-        receipt = _decide(proposal, dream_reviewers)
-        assert (receipt.outcome, "invalidated" in receipt.reason) == ("stale", True), receipt.reason
+    receipt = _decide(dormant, dream_reviewers)
+    assert (receipt.outcome, "invalidated" in receipt.reason) == ("stale", True), receipt.reason
     assert _status(run) == "stale"
+    link.refresh_from_db()
+    assert link.status == "withdrawn"
     duplicate.refresh_from_db()
     assert duplicate.state == "active" and not MemoryLink.objects.exists()
 
