@@ -13,6 +13,7 @@ the run ``stale`` with zero proposals. The executor checks the window again
 before each action (``executor.dreaming``).
 """
 
+import logging
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ from registrations.selectors import active_registration
 from tenancy.models import Tenant
 from tenancy.services import system_agent
 
+logger = logging.getLogger(__name__)
 HIGH_RISK_MERGE_TYPES = ("profile", "relationship")  # people: never merged without an owner
 
 
@@ -372,7 +374,15 @@ def run_window(frozen: FrozenWindow, *, chosen: Planner | None = None) -> Dreami
     if DreamingRun.objects.filter(tenant_id=frozen.tenant_id, window_digest=frozen.digest).exists():
         return None  # this exact window (members at these revisions) was planned already
     chosen = chosen or planner()
-    actions = chosen.plan(frozen.window)
+    try:
+        actions = chosen.plan(frozen.window)
+    except Exception as failure:  # a plugged-in planner's failure refuses its window, not the pass
+        logger.warning(
+            "dreaming planner %s failed on a window", getattr(chosen, "name", chosen), exc_info=True
+        )
+        return _record(
+            frozen, chosen, [], closed=DreamingRun.Closed.REFUSED, reason=f"planner failed: {failure!r}"
+        )
     if not actions:
         return None
     try:
@@ -391,7 +401,7 @@ def check_plan(frozen: FrozenWindow, actions: Any) -> list[Action]:
     """
     members = frozen.members
     if not isinstance(actions, list) or len(actions) > frozen.window.budget:
-        raise PlanRefused(f"over budget: at most {frozen.window.budget} actions")
+        raise PlanRefused(f"a plan is a list within its budget: at most {frozen.window.budget} actions")
     changed: set[str] = set()
     kept: set[str] = set()
     for action in actions:

@@ -249,7 +249,7 @@ def test_a_plan_over_budget_is_refused_whole(agent, remember):
     over = Hostile(lambda w: [Action("link", (str(a.pk),), str(a.pk), str(b.pk), "supersedes")] * 9)
     run = run_window(frozen, chosen=over)
     assert (run.closed, Proposal.objects.filter(dreaming_run=run).count()) == ("refused", 0)
-    assert "budget" in run.closed_reason and _status(run) == "refused"
+    assert "at most 8 actions" in run.closed_reason and _status(run) == "refused"
 
 
 @pytest.mark.parametrize(
@@ -440,3 +440,45 @@ def test_receipts_are_listed_by_run_for_the_tenant_only(agent, other_agent, reme
     assert sorted(r["proposal_id"] for r in mine) == sorted(str(p.pk) for p in _proposals(run))
     theirs = other_agent.client.get("/api/v1/receipts/", {"dreaming_run": str(run.pk)}).json()["results"]
     assert theirs == []
+
+
+def test_create_and_archive_plans_stay_in_their_window_and_apply(agent, remember, dreaming_mode):
+    dreaming_mode("auto")
+    a, b, frozen = _frozen_pair(agent, remember)
+    summary = {
+        "content": {"statement": "Alice prefers weekly summaries (consolidated)"},
+        "sensitivity": "internal",
+    }
+    benign = Hostile(
+        lambda w: [
+            Action("create", (str(a.pk), str(b.pk)), fields=summary, reason="one statement for two"),
+            Action("archive", (str(b.pk),), str(b.pk), reason="said by the new one"),
+        ]
+    )
+    run = run_window(frozen, chosen=benign)
+    create, archive = _proposals(run)
+    assert (create.action, archive.action) == ("create", "dormant")
+    assert create.fields["subject"] == {"kind": "user", "id": "pm-alice"} and create.fields["scope"] == "user"
+    assert {e["evidence_id"] for e in create.evidence} == {
+        str(e)
+        for e in EvidenceRevision.objects.filter(memory_links__memory__in=[a, b]).values_list(
+            "source_id", flat=True
+        )
+    }
+    assert apply_released(create).outcome == "applied"
+    assert apply_released(archive).outcome == "applied"
+    assert _status(run) == "applied"
+    assert Memory.objects.get(pk=create.target_memory_id).state == "active"
+    b.refresh_from_db()
+    assert b.state == "dormant"
+
+
+def test_a_planner_that_fails_refuses_its_window_only(agent, remember):
+    _a, _b, frozen = _frozen_pair(agent, remember)
+
+    def crash(window):
+        raise RuntimeError("model unavailable")
+
+    run = run_window(frozen, chosen=Hostile(crash))
+    assert run.closed == "refused" and "model unavailable" in run.closed_reason
+    assert not Proposal.objects.filter(dreaming_run=run).exists()
