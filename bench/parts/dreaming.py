@@ -6,9 +6,10 @@ clustered in memory, resumed part by part as passes do); ``pass`` runs
 ``dreaming_pass`` for real (freeze, plan, check, and propose each window's
 actions as the system agent, one durable transaction per window) for about
 the scale's ``dreaming_windows`` windows. The seeded
-text gives every user a few preferences per key, so windows come from
-structured-key collisions (contradictions: reviewed updates) more than from
-duplicates. ``observations`` posts a generated conversation's turns as
+text gives every user a few preferences per key, so most windows come from
+structured-key collisions (contradictions: reviewed updates); 5 % of the
+tenant restates an earlier preference word for word (exact duplicates:
+merges). ``observations`` posts a generated conversation's turns as
 utterance observations (every fifth with an explicit "I prefer …", which the
 rule extractor turns into a preference proposal) through POST
 /api/v1/observations/batch (50 per request, the API's bound) and reports
@@ -22,13 +23,26 @@ from bench.context import Context
 from bench.conversations import generate
 from bench.parts.quality import _subject
 from bench.seed import seed_applied_memories
-from bench.textgen import TextGenerator
+from bench.textgen import PREFERENCE, TextGenerator
 from bench.world import grant_users, make_world
 from memory_core.models import Memory
 from proposals.models import DreamingRun, Proposal
 from proposals.services.dreaming import dreaming_pass, select_windows
 
 OBSERVATION_BATCH = 50
+SEED = 17
+DUPLICATES = 0.05  # share of the tenant that restates an earlier preference word for word
+
+
+class _Restated(TextGenerator):
+    """Memory ``i`` is the original generator's memory ``sources[i]`` again (same subject, same words)."""
+
+    def __init__(self, sources: list[int]):
+        super().__init__(seed=SEED)
+        self.sources = sources
+
+    def memory_payload(self, i: int, *, kind: str | None = None) -> dict:
+        return super().memory_payload(self.sources[i], kind=kind)
 
 
 def run(ctx: Context) -> dict:
@@ -36,12 +50,22 @@ def run(ctx: Context) -> dict:
     world = make_world("bench-dreaming")
     present = Memory.objects.filter(tenant=world.tenant).count()
     if present < size:
+        restated = int(size * DUPLICATES)
+        original = TextGenerator(seed=SEED)
         seed_applied_memories(
             tenant=world.tenant,
             agent=world.agent,
             evidence=world.evidence,
-            count=size - present,
-            text=TextGenerator(seed=17),
+            count=size - restated,
+            text=original,
+        )
+        preferences = [i for i in range(size - restated) if original.kind(i) == PREFERENCE]
+        seed_applied_memories(
+            tenant=world.tenant,
+            agent=world.agent,
+            evidence=world.evidence,
+            count=restated,
+            text=_Restated(preferences[::3][:restated]),
         )
     started = time.perf_counter()
     windows, after, parts = [], None, 0
