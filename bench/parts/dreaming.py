@@ -37,12 +37,15 @@ DUPLICATES = 0.05  # share of the tenant that restates an earlier preference wor
 class _Restated(TextGenerator):
     """Memory ``i`` is the original generator's memory ``sources[i]`` again (same subject, same words)."""
 
+    OFFSET = 10**9  # its own indices, so its proposals' idempotency keys are new
+
     def __init__(self, sources: list[int]):
         super().__init__(seed=SEED)
         self.sources = sources
+        self._next = self.OFFSET
 
     def memory_payload(self, i: int, *, kind: str | None = None) -> dict:
-        return super().memory_payload(self.sources[i], kind=kind)
+        return super().memory_payload(self.sources[i - self.OFFSET], kind=kind)
 
 
 def run(ctx: Context) -> dict:
