@@ -131,6 +131,7 @@ def rerank(
     weights: RankingWeights,
     tenant_id,
     at: datetime | None,
+    registration: ActiveRegistration | None = None,
 ) -> list[Scored]:
     """Score one window of lexical candidates (policy already decided); return it best first.
 
@@ -149,7 +150,7 @@ def rerank(
     present = bool(PRESENT & set(_WORD.findall(query.lower())))
     recency_weight = weights.recency_present if present else weights.recency
     now, levels = timezone.now(), {}  # activation is about use up to now, whatever ``at`` asks
-    registration = active_registration(tenant_id=tenant_id)
+    registration = registration or active_registration(tenant_id=tenant_id)
     scored = []
     for memory, rule in zip(window, rules, strict=True):
         if rule.mode == "deny":
@@ -304,13 +305,19 @@ def _time(memory: Memory, rule: ReadRule) -> float:
     """
     if memory.valid_from:
         return memory.valid_from.timestamp()
-    readable = rule.mode == "raw" and isinstance(memory.content, dict)
-    occurred = memory.content.get("occurred_at") if readable else None
+    occurred = _occurred_at(memory) if rule.mode == "raw" else None
     if isinstance(occurred, str):
         parsed = parse_datetime(occurred)
         if parsed is not None and parsed.tzinfo is not None:
             return parsed.timestamp()
     return memory.created_at.timestamp()
+
+
+def _occurred_at(memory: Memory):
+    """The content's ``occurred_at``: a recall window reads it as a column instead of the content."""
+    if "content" in memory.get_deferred_fields():
+        return getattr(memory, "occurred_at", None)
+    return memory.content.get("occurred_at") if isinstance(memory.content, dict) else None
 
 
 def _recency(shown: list[tuple[Memory, ReadRule]]) -> dict:
