@@ -88,14 +88,42 @@ WEIGHTS = {
 DEFAULT_VERSION = "2026-12-15.1"
 
 
-def weights_for(agent) -> RankingWeights:
-    """Return the weights the agent's tenant ranks with: its pinned version, else the default.
+@dataclass(frozen=True)
+class WeightsChoice:
+    """The weights one search ranks with: per memory type, the version the tenant's registration
+    names for it (``ranking_weights``), else the tenant's default."""
 
-    ``CUSTODIAN_RANKING_WEIGHTS`` pins tenants by name to a version of
-    ``WEIGHTS`` (an unknown version is a configuration error, raised here).
+    default: RankingWeights
+    by_type: dict[str, RankingWeights] = field(default_factory=dict)
+
+    def of(self, memory_type: str) -> RankingWeights:
+        return self.by_type.get(memory_type, self.default)
+
+    def version(self, memory_types: Iterable[str]) -> str:
+        """The versions these types ranked with, sorted and joined by "+" (the default's if none)."""
+        return "+".join(sorted({self.of(t).version for t in memory_types})) or self.default.version
+
+
+def weights_for(agent, registration: ActiveRegistration | None = None) -> WeightsChoice:
+    """Return the weights the agent's tenant ranks with.
+
+    The default is the tenant's pinned version (``CUSTODIAN_RANKING_WEIGHTS``
+    pins tenants by name to a version of ``WEIGHTS``; an unknown version is a
+    configuration error, raised here), else the deployment's. A type whose
+    registration names a version ranks with that one (publishing checks the
+    version exists).
     """
     pinned = getattr(settings, "CUSTODIAN_RANKING_WEIGHTS", None)
-    return WEIGHTS[pinned.get(agent.tenant.name, DEFAULT_VERSION) if pinned else DEFAULT_VERSION]
+    default = WEIGHTS[pinned.get(agent.tenant.name, DEFAULT_VERSION) if pinned else DEFAULT_VERSION]
+    registration = registration or active_registration(tenant_id=agent.tenant_id)
+    return WeightsChoice(
+        default,
+        {
+            memory_type: WEIGHTS[entry["ranking_weights"]]
+            for memory_type, entry in registration.document["types"].items()
+            if entry.get("ranking_weights")
+        },
+    )
 
 
 @dataclass
@@ -128,7 +156,7 @@ def rerank(
     rules: list[ReadRule],
     *,
     query: str,
-    weights: RankingWeights,
+    weights: WeightsChoice,
     tenant_id,
     at: datetime | None,
     registration: ActiveRegistration | None = None,
@@ -148,7 +176,6 @@ def rerank(
     dense, embedder = _dense([m for m, r in shown if r.mode == "raw"], query)
     recency = _recency(shown)
     present = bool(PRESENT & set(_WORD.findall(query.lower())))
-    recency_weight = weights.recency_present if present else weights.recency
     now, levels = timezone.now(), {}  # activation is about use up to now, whatever ``at`` asks
     registration = registration or active_registration(tenant_id=tenant_id)
     scored = []
@@ -157,19 +184,23 @@ def rerank(
             scored.append(Scored(memory, rule, 0.0))
             continue
         up, down = votes.get((memory.id, memory.revision), (0, 0))
+        type_weights = weights.of(memory.type)
         levels[memory.id] = _level(registration, memory, uses.get(memory.id, ()), now)
         signals = {
-            "lexical": (lexical.get(memory.id, 0.0), weights.lexical),
-            "recency": (recency.get(memory.id, 0.0), recency_weight),
-            "validity": (_validity(memory, at), weights.validity),
+            "lexical": (lexical.get(memory.id, 0.0), type_weights.lexical),
+            "recency": (
+                recency.get(memory.id, 0.0),
+                type_weights.recency_present if present else type_weights.recency,
+            ),
+            "validity": (_validity(memory, at), type_weights.validity),
             "corroboration": (
                 min(sources.get(memory.id, 0), CORROBORATION_SATURATION) / CORROBORATION_SATURATION,
-                weights.corroboration,
+                type_weights.corroboration,
             ),
-            "activation": (activation.signal(levels[memory.id]), weights.activation),
-            "feedback": ((up - down) / (up + down + 1), weights.feedback),
+            "activation": (activation.signal(levels[memory.id]), type_weights.activation),
+            "feedback": ((up - down) / (up + down + 1), type_weights.feedback),
         }
-        signals["dense"] = (dense.get(memory.id, 0.0), weights.dense)
+        signals["dense"] = (dense.get(memory.id, 0.0), type_weights.dense)
         level = levels[memory.id]
         notes = {
             "activation": {"base_level": None if level == -math.inf else round(level, 4)},

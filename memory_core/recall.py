@@ -129,13 +129,13 @@ def recall(
     each hit, one hop (``memory_core.links``), the same way.
     """
     offset = _resume(agent, query, cursor)
-    policy, weights = active_read_policy(), weights_for(agent)
     registration = active_registration(tenant_id=agent.tenant_id)
+    policy, weights = active_read_policy(), weights_for(agent, registration)
     pool = _candidates(agent, query)
     candidates = ranked(pool, query.text, tenant_id=agent.tenant_id)
     first = None  # valid_at reads history rows: their windows stay in BM25 order
     if not query.valid_at:
-        first = dense_order(candidates, query.text, policy=policy, context=context, weights=weights)
+        first = dense_order(candidates, query.text, policy=policy, context=context, weights=weights.default)
     rows: list[Scored] = []
     omitted, scanned, exhausted = 0, 0, False
     while len(rows) < limit and scanned < MAX_SCAN:
@@ -212,6 +212,7 @@ def recall(
         )
         for entry in rows
     ]
+    version = weights.version(entry.memory.type for entry in rows)
     event = _record(
         agent,
         AccessEvent.Action.SEARCH,
@@ -222,10 +223,10 @@ def recall(
         omitted=omitted,
         next_offset=None if exhausted else offset,
         fingerprint=policy.fingerprint,
-        ranking_version=weights.version,
+        ranking_version=version,
         registration_version=registration.version,
     )
-    return RecallResult(event.id, items, None if exhausted else event.id, weights.version)
+    return RecallResult(event.id, items, None if exhausted else event.id, version)
 
 
 def _window(candidates: QuerySet, first: list | None, start: int) -> list:
