@@ -406,7 +406,7 @@ def _uses(ids: Iterable, tenant_id) -> dict:
         return {}
     since = (timezone.now() - timedelta(days=ACTIVATION_DAYS)).date()
     uses: dict = {}
-    rows = MemoryReads.objects.filter(tenant_id=tenant_id, memory_id__in=ids, day__gte=since)
+    rows = MemoryReads.objects.filter(tenant_id=tenant_id, memory_id__any=ids, day__gte=since)
     for memory_id, day, reads in rows.values_list("memory_id", "day", "reads"):
         uses.setdefault(memory_id, []).append((day, reads))
     return uses
@@ -418,7 +418,7 @@ def _sources(memories: list[Memory]) -> dict:
         return {}
     revisions = {memory.id: memory.revision for memory in memories}
     links = MemoryEvidence.objects.filter(
-        memory_id__in=revisions, evidence_revision__status=EvidenceRevision.Status.VALID
+        memory_id__any=list(revisions), evidence_revision__status=EvidenceRevision.Status.VALID
     ).values_list("memory_id", "memory_revision", "evidence_revision__source_id")
     found: dict = {}
     for memory_id, revision, source in links:
@@ -433,7 +433,7 @@ def _votes(items: list[tuple], tenant_id) -> dict:
         return {}
     revisions = dict(items)
     rows = (
-        RecallFeedback.objects.filter(tenant_id=tenant_id, memory_id__in=revisions)
+        RecallFeedback.objects.filter(tenant_id=tenant_id, memory_id__any=list(revisions))
         .values("memory_id", "revision")
         .annotate(
             up=Count("id", filter=Q(verdict=RecallFeedback.Verdict.USEFUL)),

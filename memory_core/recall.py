@@ -250,7 +250,7 @@ def _read_rest(memories: list[Memory]) -> None:
     names = sorted(missing[0].get_deferred_fields() - {"search_vector"})
     rows = {
         row.pop("id"): row
-        for row in Memory.objects.filter(pk__in=[m.pk for m in missing]).values("id", *names)
+        for row in Memory.objects.filter(pk__any=[m.pk for m in missing]).values("id", *names)
     }
     for memory in missing:
         memory.__dict__.update(rows[memory.pk])
@@ -402,7 +402,7 @@ def _evidence_by_memory(memories: list[Memory]) -> dict[uuid.UUID, list[dict]]:
     if not memories:
         return {}
     revisions = {memory.id: memory.revision for memory in memories}
-    links = MemoryEvidence.objects.filter(memory_id__in=revisions).select_related("evidence_revision")
+    links = MemoryEvidence.objects.filter(memory_id__any=list(revisions)).select_related("evidence_revision")
     evidence: dict[uuid.UUID, list[dict]] = {}
     for link in links:
         if link.memory_revision == revisions[link.memory_id]:
