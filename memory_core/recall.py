@@ -425,7 +425,7 @@ def _record(
     omitted: int = 0,
     next_offset: int | None = None,
     ranking_version: str = "",
-    registration_version: str | None = None,
+    registration_version: int | None = None,
 ) -> AccessEvent:
     event = AccessEvent.objects.create(
         tenant_id=agent.tenant_id,
