@@ -441,7 +441,9 @@ def _record(
         next_offset=next_offset,
         policy_fingerprint=fingerprint,
         ranking_version=ranking_version,
-        registration_version=registration_version or active_registration(tenant_id=agent.tenant_id).version,
+        registration_version=registration_version
+        if registration_version is not None
+        else active_registration(tenant_id=agent.tenant_id).version,
     )
     AccessEventItem.objects.bulk_create(
         AccessEventItem(
