@@ -364,3 +364,22 @@ def test_uuid_of_successor_is_new(capacity, remember):
     propose_compactions()
     assert _compaction().target_memory_id not in {m.id for m in memories}
     assert isinstance(_compaction().target_memory_id, uuid.UUID)
+
+
+def test_admin_pages_show_a_compaction(client, agent, capacity, remember):
+    from django.urls import reverse
+
+    from tests.admin.test_memory_timeline import _staff_client, _timeline
+
+    _four(remember, "zqadmincompact")
+    propose_compactions()
+    proposal = _compaction()
+    receipt = apply_released(proposal)
+    _staff_client(client, "auditor", agent.tenant)
+    page = client.get(reverse("admin:executor_receipt_change", args=[receipt.pk]))
+    assert page.status_code == 200 and str(proposal.target_memory_id) in page.content.decode()
+    assert "zqadmincompact" in _timeline(client, proposal.target_memory_id)
+    assert client.get(reverse("admin:proposals_proposal_change", args=[proposal.pk])).status_code == 200
+    client.force_login(make_person("reader", agent.tenant))
+    html = client.get(f"/review/proposals/{proposal.pk}/").content.decode()
+    assert "Summarise 2 preference memories about user:pm-alice" in html
