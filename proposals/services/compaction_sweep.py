@@ -1,5 +1,6 @@
 """The compaction sweep and the re-summary after a purge (see ``proposals.services.compaction``)."""
 
+import logging
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -8,16 +9,20 @@ from django.db.models import Count, Exists, OuterRef
 from django.utils import timezone
 
 from core.canonical import digest
+from core.errors import DomainError
 from evidence.models import EvidenceRevision
 from memory_core.models import Memory, MemoryEvidence, MemoryReads
 from memory_core.summaries import active_summariser
 from proposals.models import Proposal
 from proposals.payloads import ProposalPayload
+from proposals.services.compaction import MAX_MEMBERS
 from proposals.services.dormancy import level_at
 from proposals.services.submission import create_proposal, submit_proposal
 from registrations.selectors import active_registration
 from tenancy.models import Tenant
 from tenancy.services import system_agent
+
+logger = logging.getLogger(__name__)
 
 # --- the sweep ---------------------------------------------------------------------------------
 
@@ -56,8 +61,12 @@ def propose_compactions(
                     now=now,
                     scan=scan,
                 )
-                if plan is not None:
+                if plan is None:
+                    continue
+                try:
                     proposed += _propose(tid, plan)
+                except DomainError as refused:  # a member moved since it was read: the next run replans
+                    logger.info("compaction of %s not proposed: %s", group, refused.detail)
     return proposed
 
 
@@ -91,7 +100,7 @@ def compaction_plan(
     successor counting as one. Fenced and expiring memories are never members.
     None when fewer than two members qualify.
     """
-    wanted = group["active"] - capacity + 1
+    wanted = min(group["active"] - capacity + 1, MAX_MEMBERS)  # a bigger excess takes several runs
     invalid = MemoryEvidence.objects.filter(
         memory_id=OuterRef("pk"),
         memory_revision=OuterRef("revision"),

@@ -383,3 +383,13 @@ def test_admin_pages_show_a_compaction(client, agent, capacity, remember):
     client.force_login(make_person("reader", agent.tenant))
     html = client.get(f"/review/proposals/{proposal.pk}/").content.decode()
     assert "Summarise 2 preference memories about user:pm-alice" in html
+
+
+def test_a_large_excess_is_compacted_in_bounded_steps(monkeypatch, capacity, remember):
+    import proposals.services.compaction_sweep as sweep
+
+    monkeypatch.setattr(sweep, "MAX_MEMBERS", 2)
+    for n in range(5):  # 5 active, capacity 3: three would go, at most two per compaction
+        remember(f"note {n}")
+    assert propose_compactions() == 1
+    assert len(_compaction().fields["members"]) == 2
