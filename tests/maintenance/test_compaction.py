@@ -393,3 +393,28 @@ def test_a_large_excess_is_compacted_in_bounded_steps(monkeypatch, capacity, rem
         remember(f"note {n}")
     assert propose_compactions() == 1
     assert len(_compaction().fields["members"]) == 2
+
+
+def test_a_summary_is_as_sensitive_as_its_most_sensitive_member(agent, capacity, remember):
+    secret = remember("confidential note", sensitivity="confidential")  # the oldest: chosen on a tie
+    for n in range(3):
+        remember(f"plain note {n}")
+    propose_compactions()
+    proposal = _compaction()
+    assert str(secret.id) in {m["memory_id"] for m in proposal.fields["members"]}
+    assert proposal.fields["memory"]["sensitivity"] == "confidential"
+    assert apply_released(proposal).outcome == "applied"
+    assert Memory.objects.get(pk=proposal.target_memory_id).sensitivity == "confidential"
+
+
+def test_the_audit_catches_a_member_revision_changed_behind_the_receipt(agent, capacity, remember):
+    _four(remember)
+    propose_compactions()
+    proposal = _compaction()
+    apply_released(proposal)
+    member = proposal.fields["members"][0]["memory_id"]
+    assert memory_problems(agent.tenant.id) == []
+    Memory.objects.filter(pk=member).update(state_reason="tampered")
+    Memory.history.filter(id=member, revision=2).update(state_reason="tampered")
+    problems = memory_problems(agent.tenant.id)
+    assert any(member in problem and "differs from receipt" in problem for problem in problems), problems
