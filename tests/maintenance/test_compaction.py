@@ -418,3 +418,21 @@ def test_the_audit_catches_a_member_revision_changed_behind_the_receipt(agent, c
     Memory.history.filter(id=member, revision=2).update(state_reason="tampered")
     problems = memory_problems(agent.tenant.id)
     assert any(member in problem and "differs from receipt" in problem for problem in problems), problems
+
+
+def test_the_template_summary_is_deterministic_and_bounded():
+    from memory_core.summaries import MAX_STATEMENT, TemplateSummariser
+
+    contents = [{"statement": f"{n} " + "x" * 500 + "\nsecond line"} for n in range(40)]
+    subject = {"kind": "user", "id": "pm-alice"}
+    summary = TemplateSummariser().summarise(
+        memory_type="preference", subject=subject, scope="user", contents=contents
+    )
+    again = TemplateSummariser().summarise(
+        memory_type="preference", subject=subject, scope="user", contents=contents
+    )
+    assert summary == again and set(summary) == {"statement"}
+    statement = summary["statement"]
+    assert len(statement) <= MAX_STATEMENT and "second line" not in statement
+    assert statement.startswith("40 earlier preference memories about user:pm-alice: 0 xxx")
+    assert statement.endswith("more)")  # the lines that did not fit are counted, not cut mid-way
