@@ -33,11 +33,12 @@ def plain_language(proposal: Proposal, memory: Memory | None) -> str:
             f"Remember a new {proposal.memory_type.replace('_', ' ')} about "
             f"{subject.get('kind')}:{subject.get('id')} in {proposal.memory_scope} scope: “{statement}”."
         )
-    if proposal.action == Proposal.Action.COMPACT:
-        subject = proposal.fields["memory"]["subject"]
+    if proposal.action == Proposal.Action.COMPACT:  # (fields are scrubbed once the summary is purged)
+        subject = proposal.fields.get("memory", {}).get("subject", {})
         return (
-            f"Summarise {len(proposal.fields['members'])} {proposal.memory_type.replace('_', ' ')} memories"
-            f" about {subject['kind']}:{subject['id']} into one new memory and make them dormant."
+            f"Summarise {len(proposal.fields.get('members', []))} {proposal.memory_type.replace('_', ' ')}"
+            f" memories about {subject.get('kind')}:{subject.get('id')} into one new memory"
+            " and make them dormant."
         )
     changed = ", ".join(sorted(proposal.fields)) or "nothing"
     where = f"revision {proposal.base_revision}" + (f" (now {memory.revision})" if memory else "")

@@ -436,3 +436,38 @@ def test_the_template_summary_is_deterministic_and_bounded():
     assert len(statement) <= MAX_STATEMENT and "second line" not in statement
     assert statement.startswith("40 earlier preference memories about user:pm-alice: 0 xxx")
     assert statement.endswith("more)")  # the lines that did not fit are counted, not cut mid-way
+
+
+def test_purging_the_summary_keeps_its_sources_and_their_accounting(agent, client, capacity, remember):
+    _four(remember, "zqpurgesummary")
+    propose_compactions()
+    proposal = _compaction()
+    apply_released(proposal)
+    successor = Memory.objects.get(pk=proposal.target_memory_id)
+    people = [make_person(f"p{n}", agent.tenant) for n in range(2)]
+    for verb in ("delete", "purge"):
+        successor.refresh_from_db()
+        step = submit(
+            agent.agent,
+            {
+                "action": verb,
+                "memory_id": str(successor.id),
+                "base_revision": successor.revision,
+                "reason": "x",
+            },
+        )
+        for person in people[: step.required_approvals]:
+            approve(person, step)
+        receipt = apply_released(step)
+        assert receipt.outcome == "applied", receipt.reason
+    assert receipt.effects["purged"]["memory_core.MemoryLineage"] == 2
+    assert not MemoryLineage.objects.exists()
+    members = [
+        m["memory_id"] for m in Receipt.objects.get(proposal=proposal).effects["compaction"]["members"]
+    ]
+    assert Memory.objects.filter(pk__in=members, state="dormant").count() == 2  # the sources stay
+    proposal.refresh_from_db()
+    assert "zqpurgesummary" not in str(proposal.fields)  # the summary's proposal is scrubbed with it
+    assert memory_problems(agent.tenant.id) == []
+    client.force_login(make_person("reader", agent.tenant))
+    assert client.get(f"/review/proposals/{proposal.pk}/").status_code == 200
