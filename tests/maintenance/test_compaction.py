@@ -471,3 +471,43 @@ def test_purging_the_summary_keeps_its_sources_and_their_accounting(agent, clien
     assert memory_problems(agent.tenant.id) == []
     client.force_login(make_person("reader", agent.tenant))
     assert client.get(f"/review/proposals/{proposal.pk}/").status_code == 200
+
+
+def _erase(agent, memory, people):
+    """Delete then purge ``memory`` (proposals, approvals, executor); return the purge receipt."""
+    for verb in ("delete", "purge"):
+        memory.refresh_from_db()
+        step = submit(
+            agent.agent,
+            {
+                "action": verb,
+                "memory_id": str(memory.id),
+                "base_revision": memory.revision,
+                "reason": "erase",
+            },
+        )
+        for person in people[: step.required_approvals]:
+            approve(person, step)
+        receipt = apply_released(step)
+        assert receipt.outcome == "applied", receipt.reason
+    return receipt
+
+
+def test_when_every_source_is_purged_the_summary_is_proposed_for_expiry(agent, capacity, remember):
+    _four(remember)
+    propose_compactions()
+    proposal = _compaction()
+    apply_released(proposal)
+    people = [make_person(f"p{n}", agent.tenant) for n in range(2)]
+    first, second = (Memory.objects.get(pk=m["memory_id"]) for m in proposal.fields["members"])
+    _erase(agent, first, people)
+    assert apply_released(Proposal.objects.get(action="update")).outcome == "applied"
+    receipt = _erase(agent, second, people)
+    expiry = Proposal.objects.get(action="expire", target_memory_id=proposal.target_memory_id)
+    assert receipt.effects["resummarised"] == [
+        {"memory_id": str(proposal.target_memory_id), "proposal_id": str(expiry.id)}
+    ]
+    assert expiry.submitted_by.is_system and "no source remains" in expiry.fields["reason"]
+    assert expiry.status == Proposal.Status.PENDING_REVIEW  # a person decides whether the summary goes
+    assert not MemoryLineage.objects.exists()
+    assert memory_problems(agent.tenant.id) == []
