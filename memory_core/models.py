@@ -148,9 +148,11 @@ class Memory(models.Model):
                 condition=models.Q(state="active"),
                 name="memory_dormancy_idx",
             ),
-            # The compaction sweep's path: a type's active memories counted per subject and scope.
+            # The compaction sweep's path: a type's active memories counted per subject and scope
+            # (and which of them may be members), from the index alone on PostgreSQL.
             models.Index(
                 fields=["tenant", "type", "subject_kind", "subject_id", "scope"],
+                include=["expires_at", "retention_policy"],
                 condition=models.Q(state="active"),
                 name="memory_capacity_idx",
             ),

@@ -5,7 +5,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Exists, OuterRef
+from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
 from core.canonical import digest
@@ -71,14 +71,20 @@ def propose_compactions(
 
 
 def over_capacity_groups(*, tenant_id, memory_type: str, capacity: int, limit: int) -> list[dict]:
-    """The subject+scope groups of one type holding more than ``capacity`` active memories (one query)."""
+    """The subject+scope groups of one type holding more than ``capacity`` active memories (one query).
+
+    Groups with fewer than two memories that may be members (persistent, no
+    expiry) are left out, so groups that cannot be compacted never take the
+    places of those that can.
+    """
     if limit <= 0:
         return []
+    eligible = Q(expires_at__isnull=True, retention_policy=Memory.RetentionPolicy.PERSISTENT)
     rows = (
         Memory.objects.filter(tenant_id=tenant_id, type=memory_type, state=Memory.State.ACTIVE)
         .values("subject_kind", "subject_id", "scope")
-        .annotate(active=Count("id"))
-        .filter(active__gt=capacity)
+        .annotate(active=Count("id"), eligible=Count("id", filter=eligible))
+        .filter(active__gt=capacity, eligible__gte=2)
         .order_by("-active", "subject_kind", "subject_id", "scope")[:limit]
     )
     return list(rows)

@@ -511,3 +511,12 @@ def test_when_every_source_is_purged_the_summary_is_proposed_for_expiry(agent, c
     assert expiry.status == Proposal.Status.PENDING_REVIEW  # a person decides whether the summary goes
     assert not MemoryLineage.objects.exists()
     assert memory_problems(agent.tenant.id) == []
+
+
+def test_a_group_that_cannot_be_compacted_takes_no_place(agent, capacity, remember):
+    remember("kept for good")
+    for n in range(3):  # over capacity, but only one memory may be a member (the others expire)
+        remember(f"short-lived note {n}", ttl_seconds=86400)
+    groups = over_capacity_groups(tenant_id=agent.tenant.id, memory_type="preference", capacity=3, limit=1)
+    assert groups == []
+    assert propose_compactions() == 0
