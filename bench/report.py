@@ -191,7 +191,7 @@ def _compaction_table(compaction: dict) -> list[str]:
         )
     sweep = compaction["sweep"]
     lines.append(
-        f"| sweep (`bench-maintenance`, capacity {sweep['capacity']}) | {sweep['proposed']} proposed, "
+        f"| sweep (`bench-compaction`, capacity {sweep['capacity']}) | {sweep['proposed']} proposed, "
         f"{sweep['applied']} applied | | {sweep['seconds']} | {sweep['peak_kib']} |"
     )
     return lines

@@ -13,8 +13,8 @@ query for subject+scope groups over ``COMPACT_CAPACITY`` active memories plus
 the frozen plan (members by activation, template summary) of at most
 ``COMPACT_GROUPS`` of them, read-only over the recall tenant;
 ``compaction.sweep`` publishes a registration capping every type at
-``SMALL_CAPACITY`` on ``bench-maintenance`` (through review and the
-executor) and runs the real sweep there, then applies what it proposed.
+``SMALL_CAPACITY`` on a small tenant ``bench-compaction`` (through review
+and the executor) and runs the real sweep there, then applies what it proposed.
 """
 
 import copy
@@ -78,7 +78,7 @@ def run(ctx: Context) -> dict:
     proposed, seconds, peak = _measured(
         lambda: propose_dormancy(limit=limit, scan=SCAN, now=ahead, tenant_id=small.tenant.id)
     )
-    compaction = _compaction(world, registration, small, ahead)
+    compaction = _compaction(world, registration, ahead, limit)
     return {
         "memories": memories,
         "ahead_days": AHEAD_DAYS,
@@ -107,8 +107,12 @@ def _measured(call):
     return value, round(seconds, 3), round(peak / 1024, 1)
 
 
-def _compaction(world, registration, small, now) -> dict:
-    """Time the compaction selection over the recall tenant, then a real sweep on the small tenant."""
+def _compaction(world, registration, now, size: int) -> dict:
+    """Time the compaction selection over the recall tenant, then a real sweep on a small tenant.
+
+    The small tenant is ``bench-compaction``, seeded once (its compacted members stay dormant, so
+    a ``--keep-database`` run finds nothing new over capacity rather than seeding it again).
+    """
     selection = {}
     for memory_type, entry in sorted(registration.document["types"].items()):
 
@@ -138,6 +142,15 @@ def _compaction(world, registration, small, now) -> dict:
             "seconds": seconds,
             "peak_kib": peak,
         }
+    small = make_world("bench-compaction")
+    if not Memory.objects.filter(tenant=small.tenant).exists():
+        seed_applied_memories(
+            tenant=small.tenant,
+            agent=small.agent,
+            evidence=small.evidence,
+            count=size,
+            text=TextGenerator(seed=17),
+        )
     _cap_every_type(small, SMALL_CAPACITY)
     proposed, seconds, peak = _measured(lambda: propose_compactions(limit=100, tenant_id=small.tenant.id))
     applied = _drain(small.tenant)

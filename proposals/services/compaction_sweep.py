@@ -83,7 +83,7 @@ def over_capacity_groups(*, tenant_id, memory_type: str, capacity: int, limit: i
     rows = (
         Memory.objects.filter(tenant_id=tenant_id, type=memory_type, state=Memory.State.ACTIVE)
         .values("subject_kind", "subject_id", "scope")
-        .annotate(active=Count("id"), eligible=Count("id", filter=eligible))
+        .annotate(active=Count("*"), eligible=Count("subject_kind", filter=eligible))  # both from the index
         .filter(active__gt=capacity, eligible__gte=2)
         .order_by("-active", "subject_kind", "subject_id", "scope")[:limit]
     )
