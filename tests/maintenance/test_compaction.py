@@ -379,6 +379,10 @@ def test_admin_pages_show_a_compaction(client, agent, capacity, remember):
     page = client.get(reverse("admin:executor_receipt_change", args=[receipt.pk]))
     assert page.status_code == 200 and str(proposal.target_memory_id) in page.content.decode()
     assert "zqadmincompact" in _timeline(client, proposal.target_memory_id)
+    # A member's timeline shows the compaction that made it dormant, with its own revisions.
+    member = _timeline(client, proposal.fields["members"][0]["memory_id"])
+    assert f"#{receipt.seq}</a>" in member and "<strong>compact</strong>" in member
+    assert "1 → 2" in member
     assert client.get(reverse("admin:proposals_proposal_change", args=[proposal.pk])).status_code == 200
     client.force_login(make_person("reader", agent.tenant))
     html = client.get(f"/review/proposals/{proposal.pk}/").content.decode()
