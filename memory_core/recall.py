@@ -26,7 +26,7 @@ from memory_core.ranking import DENSE_POOL, WINDOW, Scored, dense_order, rerank,
 from memory_core.read_policy import active_read_policy
 from memory_core.return_modes import matched_terms, present
 from memory_core.search import ranked
-from memory_core.selectors import MemoryNotFound
+from memory_core.selectors import MemoryNotFound, lineage_of
 from registrations.selectors import active_registration
 from tenancy.models import Agent
 
@@ -313,7 +313,10 @@ def read_memory(*, agent: Agent, memory_id: uuid.UUID, context: dict) -> tuple[d
         fingerprint=policy.fingerprint,
     )
     MemoryReads.count(agent.tenant_id, memory.id)
-    return present(memory, rule.mode, evidence=evidence), rule.mode, rule.id
+    view = present(memory, rule.mode, evidence=evidence)
+    if rule.mode == "raw":  # a compaction summary names the source revisions it was derived from
+        view["derived_from"] = lineage_of(memory=memory)
+    return view, rule.mode, rule.id
 
 
 def _candidates(agent: Agent, query: RecallQuery) -> QuerySet[Memory]:
