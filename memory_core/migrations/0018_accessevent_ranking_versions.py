@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory_core', '0016_memory_link_entity'),
+        ('memory_core', '0017_compaction_lineage'),
     ]
 
     operations = [
