@@ -327,7 +327,7 @@ class AccessEvent(AppendOnlyModel):
     next_offset = models.PositiveIntegerField(null=True, blank=True)
     policy_fingerprint = models.CharField(max_length=64)
     # The version of ``memory_core.ranking.WEIGHTS`` a search ranked with (empty for gets).
-    ranking_version = models.CharField(max_length=32, blank=True, default="")
+    ranking_version = models.CharField(max_length=200, blank=True, default="")
     registration_version = models.PositiveIntegerField(
         null=True, blank=True, help_text="The tenant's registration version the read ran under"
     )
