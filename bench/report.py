@@ -172,6 +172,30 @@ def maintenance_table(maintenance: dict) -> list[str]:
     lines.append(
         f"| propose (`bench-maintenance`) | {made['proposed']} | {made['seconds']} | {made['peak_kib']} |"
     )
+    if "compaction" in maintenance:
+        lines += ["", *_compaction_table(maintenance["compaction"])]
+    return lines
+
+
+def _compaction_table(compaction: dict) -> list[str]:
+    """The compaction selection over the recall tenant and a real sweep on the small one."""
+    lines = [
+        f"Compaction selection (capacity {compaction['capacity']} per subject+scope, "
+        f"at most {compaction['groups']} groups planned per type):",
+        "",
+        "| step | groups over | members planned | seconds | peak KiB |",
+        "|---|---|---|---|---|",
+    ]
+    for memory_type, row in compaction["selection"].items():
+        lines.append(
+            f"| select `{memory_type}` | {row['groups_over']} | {row['members']} | {row['seconds']} "
+            f"| {row['peak_kib']} |"
+        )
+    sweep = compaction["sweep"]
+    lines.append(
+        f"| sweep (`bench-compaction`, capacity {sweep['capacity']}) | {sweep['proposed']} proposed, "
+        f"{sweep['applied']} applied | | {sweep['seconds']} | {sweep['peak_kib']} |"
+    )
     return lines
 
 

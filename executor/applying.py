@@ -28,6 +28,7 @@ from memory_core.lifecycle import InvalidTransition, next_state
 from memory_core.models import Entity, Memory
 from memory_core.mutations import (
     change_state,
+    compact_memories,
     create_entity,
     create_link,
     create_memories,
@@ -40,6 +41,8 @@ from memory_core.mutations import (
 from proposals.gates import failed_gates
 from proposals.models import DreamingRun, OutboxEntry, Proposal, ProposalEvidence
 from proposals.services import escalate_to_review, record_executions, scrub_purged_content
+from proposals.services.compaction import compaction_refusal
+from proposals.services.compaction_sweep import propose_resummaries
 from proposals.services.entities import entity_refusal
 from proposals.services.linking import link_refusal
 from registrations.activation import activate
@@ -109,7 +112,8 @@ def apply_batch(entry_ids: list[Any], worker: dict[str, Any]) -> tuple[list[Rece
         tenant_id: active_registration(tenant_id=tenant_id)
         for tenant_id in {proposal.tenant_id for proposal in proposals.values()}
     }
-    writes, touched, deferred = _Writes(), set(), []
+    writes, deferred = _Writes(), []
+    touched: set[Any] = set()
     touched_keys: set[tuple[Any, str]] = set()
     touched_runs: set[Any] = set()  # one action of a run per batch: the next sees its committed receipt
     for entry in entries:
@@ -121,16 +125,14 @@ def apply_batch(entry_ids: list[Any], worker: dict[str, Any]) -> tuple[list[Rece
             (proposal.tenant_id, proposal.claimed_dedupe_key),
             (proposal.tenant_id, getattr(memory, "dedupe_key", "")),
         }
-        if (
-            proposal.target_memory_id in touched
-            or keys & touched_keys
-            or proposal.dreaming_run_id in touched_runs
-        ):
+        members = {pk: memories[pk] for pk in _member_ids(proposal) if pk in memories}
+        moved = {proposal.target_memory_id, *_member_ids(proposal)}
+        if moved & touched or keys & touched_keys or proposal.dreaming_run_id in touched_runs:
             deferred.append(entry.pk)
             continue
         if proposal.dreaming_run_id:
             touched_runs.add(proposal.dreaming_run_id)
-        touched.add(proposal.target_memory_id)
+        touched |= moved
         touched_keys |= {key for key in keys if key[1]}
         holders = [
             pk
@@ -148,6 +150,7 @@ def apply_batch(entry_ids: list[Any], worker: dict[str, Any]) -> tuple[list[Rece
             writes,
             _Registration(registrations[proposal.tenant_id], candidates.get(proposal.target_memory_id)),
             _Window(runs.get(proposal.dreaming_run_id) if proposal.dreaming_run_id else None, memories),
+            members,
         )
     create_memories(writes.created)
     write_vectors(writes.revised)
@@ -163,6 +166,9 @@ def apply_batch(entry_ids: list[Any], worker: dict[str, Any]) -> tuple[list[Rece
 def _targets_and_key_holders(proposals) -> Q:
     """The rows a batch locks: its target memories and the active memories holding the keys it claims."""
     wanted = Q(pk__in=[proposal.target_memory_id for proposal in proposals])
+    members = [member for proposal in proposals for member in _member_ids(proposal)]
+    if members:
+        wanted |= Q(pk__in=members)
     claimed = defaultdict(set)
     for proposal in proposals:
         if proposal.claimed_dedupe_key:
@@ -170,6 +176,13 @@ def _targets_and_key_holders(proposals) -> Q:
     for tenant_id, keys in claimed.items():
         wanted |= Q(tenant_id=tenant_id, dedupe_key__in=sorted(keys), state=Memory.State.ACTIVE)
     return wanted
+
+
+def _member_ids(proposal: Proposal) -> list[uuid.UUID]:
+    """The memories a compaction moves (none for any other action)."""
+    if proposal.action != Proposal.Action.COMPACT:
+        return []
+    return [uuid.UUID(member["memory_id"]) for member in proposal.fields["members"]]
 
 
 def _candidates(proposals) -> dict[Any, Registration]:
@@ -216,9 +229,10 @@ def _apply_one(
     writes: _Writes,
     registration: _Registration,
     window: _Window,
+    members: dict[Any, Memory],
 ) -> None:
     before = (memory.revision, memory.content_hash) if memory else (None, "")
-    check = _verify(entry, proposal, memory, evidence, authority, key_holders, registration, window)
+    check = _verify(entry, proposal, memory, evidence, authority, key_holders, registration, window, members)
     receipt_id = uuid.uuid4()
     effects: dict = {}
     if check.outcome == Outcome.APPLIED and proposal.action == Proposal.Action.REGISTER:
@@ -226,6 +240,9 @@ def _apply_one(
         writes.executed.append((proposal, check.outcome, True))
     elif check.outcome == Outcome.APPLIED and proposal.action in Proposal.ENTITY_ACTIONS:
         effects = _entity(proposal, receipt_id)
+        writes.executed.append((proposal, check.outcome, True))
+    elif check.outcome == Outcome.APPLIED and proposal.action == Proposal.Action.COMPACT:
+        memory, effects = _compact(proposal, members, evidence, registration.active, receipt_id, writes)
         writes.executed.append((proposal, check.outcome, True))
     elif check.outcome == Outcome.APPLIED and proposal.action == Proposal.Action.LINK:
         assert memory is not None  # _check_target refused a missing source
@@ -243,6 +260,8 @@ def _apply_one(
         writes.executed.append((proposal, check.outcome, False))
     elif proposal.status == Proposal.Status.RELEASED:
         writes.executed.append((proposal, check.outcome, False))
+    if proposal.action == Proposal.Action.COMPACT and check.outcome != Outcome.APPLIED:
+        effects = {"compaction": {"written": False, "members": proposal.fields["members"]}}
     after = (memory.revision, memory.content_hash) if memory else (None, "")
     writes.receipts.append(
         {
@@ -277,6 +296,7 @@ def _verify(
     key_holders: list[Any],
     registration: _Registration,
     window: _Window,
+    members: dict[Any, Memory],
 ) -> Check:
     """Re-check everything the verdict rested on; the first failure decides the outcome."""
     if proposal.status == Proposal.Status.WITHDRAWN:
@@ -303,6 +323,11 @@ def _verify(
             return Check(Outcome.GATE_FAILED, ",".join(failed))
     if proposal.action == Proposal.Action.REGISTER:
         refusal = _check_candidate(proposal, registration)
+        return refusal or Check(Outcome.APPLIED, decision_ids=authority.decision_ids)
+    if proposal.action == Proposal.Action.COMPACT:
+        refusal = _check_evidence(evidence) or _check_target(proposal, memory)
+        if refusal is None and (why := compaction_refusal(proposal, members)):
+            refusal = Check(Outcome.STALE, why)
         return refusal or Check(Outcome.APPLIED, decision_ids=authority.decision_ids)
     if proposal.action in Proposal.ENTITY_ACTIONS:
         refusal = _check_evidence(evidence)
@@ -382,7 +407,7 @@ def _check_evidence(evidence: list[EvidenceRevision]) -> Check | None:
 
 def _check_target(proposal: Proposal, memory: Memory | None) -> Check | None:
     """Compare-and-swap: the memory must be exactly where the proposal left it."""
-    if proposal.action == Proposal.Action.CREATE:
+    if proposal.action in (Proposal.Action.CREATE, Proposal.Action.COMPACT):
         return Check(Outcome.STALE, "memory already exists") if memory is not None else None
     if memory is None:
         return Check(Outcome.STALE, "memory no longer exists")
@@ -427,6 +452,52 @@ def _link(proposal: Proposal, source: Memory, receipt_id: Any) -> dict:
         now=timezone.now(),
     )
     return {"linked": {"link_id": str(link.pk), "relation": link.relation, "to_memory_id": str(target.pk)}}
+
+
+def _compact(
+    proposal: Proposal,
+    members: dict[Any, Memory],
+    evidence: list[EvidenceRevision],
+    active: ActiveRegistration,
+    receipt_id: Any,
+    writes: _Writes,
+) -> tuple[Memory, dict]:
+    """Create the successor with its lineage and evidence union; make every member dormant.
+
+    The receipt lists each member with the revision it left (its memory hashes
+    are bound with the receipt's, ``executor.records.bind_memory_rows``).
+    """
+    fields = proposal.fields
+    sources = [members[uuid.UUID(member["memory_id"])] for member in fields["members"]]
+    successor = compact_memories(
+        successor_id=proposal.target_memory_id,
+        tenant_id=proposal.tenant_id,
+        fields=fields["memory"],
+        evidence=evidence,
+        sources=sources,
+        reason=f"compacted into {proposal.target_memory_id}",
+        receipt_id=receipt_id,
+        now=timezone.now(),
+    )
+    writes.revised.extend([successor, *sources])
+    return successor, {
+        "compaction": {
+            "written": True,
+            "successor": str(successor.pk),
+            "summariser": fields["summariser"],
+            # Importance is registered per type (activation.importance): the successor, of the
+            # members' type, carries the highest (the only) importance any member had.
+            "importance": active.entry(successor.type)["activation"]["importance"],
+            "members": [
+                {
+                    "memory_id": str(source.pk),
+                    "revision": source.revision - 1,
+                    "after_revision": source.revision,
+                }
+                for source in sources
+            ],
+        }
+    }
 
 
 def _entity(proposal: Proposal, receipt_id: Any) -> dict:
@@ -480,9 +551,15 @@ def _write(
         return memory, {}
     assert memory is not None  # _check_target refused every other action on a missing memory
     if proposal.action == Proposal.Action.PURGE:
-        removed = purge_memory(memory=memory)
+        removed, successors = purge_memory(memory=memory)
         removed.update(scrub_purged_content(purge=proposal))
-        return None, {"purged": removed}
+        effects: dict[str, Any] = {"purged": removed}
+        if successors:  # summaries it was a source of: re-proposed without it, in this transaction
+            resummaries = propose_resummaries(purge=proposal, successor_ids=successors)
+            effects["resummarised"] = [
+                {"memory_id": str(p.target_memory_id), "proposal_id": str(p.pk)} for p in resummaries
+            ]
+        return None, effects
     if proposal.action == Proposal.Action.FENCE:
         return memory, {"fenced": proposal.fields["reason"]}
     if proposal.is_lifecycle:

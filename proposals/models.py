@@ -42,6 +42,7 @@ class Proposal(models.Model):
         ENTITY_CREATE = "entity_create"  # the target id is the entity's, not a memory's
         ENTITY_MERGE = "entity_merge"  # a reversible redirect of the target entity into another
         ENTITY_UNMERGE = "entity_unmerge"
+        COMPACT = "compact"  # the compaction sweep's verb: a summary successor, its sources made dormant
 
     ENTITY_ACTIONS = ("entity_create", "entity_merge", "entity_unmerge")
     LIFECYCLE_ACTIONS = (
@@ -53,7 +54,7 @@ class Proposal(models.Model):
         Action.DORMANT,
     )
     # Made by Custodian itself (evidence changes; an operator's publish request; sweeps), never by agents.
-    SYSTEM_ACTIONS = (Action.FENCE, Action.REVALIDATE, Action.REGISTER, Action.DORMANT)
+    SYSTEM_ACTIONS = (Action.FENCE, Action.REVALIDATE, Action.REGISTER, Action.DORMANT, Action.COMPACT)
     # Actions whose result is an active memory: its dedupe key must be free (one active memory per key).
     CLAIMS_DEDUPE_KEY = (Action.CREATE, Action.UPDATE, Action.RESTORE)
 

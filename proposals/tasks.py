@@ -33,3 +33,11 @@ def dreaming_pass_task() -> int:
     from proposals.services.dreaming import dreaming_pass
 
     return dreaming_pass().runs
+
+
+@shared_task(name="proposals.compaction_sweep", ignore_result=True)
+def compaction_sweep_task() -> int:
+    """Propose compactions for subject+scope+type groups over their registered capacity."""
+    from proposals.services import propose_compactions
+
+    return propose_compactions()

@@ -22,6 +22,7 @@ from proposals.models import Proposal
 from proposals.payloads import EvidenceBinding, MemoryFields, ProposalPayload
 from proposals.policy import Verdict, active_rule_set, classify
 from proposals.policy.transition import escalation, strictest_sensitivity
+from proposals.services.compaction import member_evidence, prepare_compaction
 from proposals.services.entities import prepare_entity
 from proposals.services.linking import prepare_link
 from registrations.compiled import ActiveRegistration
@@ -47,6 +48,8 @@ def freeze_and_classify(
     review that asked for this amendment: the verdict never gets laxer than it.
     """
     context = bind_policy_context(agent, payload.get("policy_context") or {})
+    if proposal.action == Proposal.Action.COMPACT:  # bound to its members' evidence, never to a claim
+        payload = {**payload, "evidence": member_evidence(agent.tenant_id, payload)}  # type: ignore[typeddict-item]
     proposal.evidence = sorted(
         (_binding_json(b) for b in payload.get("evidence", [])),
         key=lambda b: (b["evidence_id"], b["revision"]),
@@ -62,6 +65,11 @@ def freeze_and_classify(
         memory, target_fact, result = None, *_prepare_create(proposal, payload["memory"], registration)
     elif proposal.action in Proposal.ENTITY_ACTIONS:
         memory, target_fact, result = None, *prepare_entity(proposal, agent.tenant_id, payload)
+    elif proposal.action == Proposal.Action.COMPACT:
+        memory, target_fact, result = (
+            None,
+            *prepare_compaction(proposal, agent.tenant_id, payload, registration),
+        )
     else:
         memory = _target_memory(agent, payload)
         prepare: Callable[[Proposal, Memory | None, ProposalPayload, ActiveRegistration], tuple[str, dict]]

@@ -79,6 +79,7 @@ def test_smoke_benchmark_runs_every_part_and_writes_the_report(tmp_path):
     assert dreaming["selection"]["windows"] > 0 and dreaming["pass"]["proposals"] > 0
     assert dreaming["pass"]["stale"] == dreaming["pass"]["refused"] == 0
     assert dreaming["observations"]["refused"] == 0 and dreaming["observations"]["proposals"] > 0
+    assert maintenance["compaction"]["sweep"]["applied"] > 0
     quality = results["quality"]
     assert quality["refused_turns"] == 0 and quality["memories"] == quality["turns"] > 0
     assert quality["search"]["count"] == quality["questions"] > 0 and quality["search"]["errors"] == 0

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('proposals', '0009_link_entity_actions'),
+        ('proposals', '0010_compact_action'),
         ('tenancy', '0009_alter_tenant_options'),
     ]
 
