@@ -26,6 +26,7 @@ PARTS = [
     "review",
     "recall",
     "maintenance",
+    "dreaming",
     "floor",
     "startup",
     "quality",

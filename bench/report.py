@@ -121,6 +121,8 @@ def markdown(document: dict) -> str:
         lines += ["", *quality_table(results["quality"])]
     if "maintenance" in results:
         lines += ["", *maintenance_table(results["maintenance"])]
+    if "dreaming" in results:
+        lines += ["", *dreaming_table(results["dreaming"])]
     if "floor" in results:
         lines += [
             "",
@@ -195,6 +197,23 @@ def _compaction_table(compaction: dict) -> list[str]:
         f"{sweep['applied']} applied | | {sweep['seconds']} | {sweep['peak_kib']} |"
     )
     return lines
+
+
+def dreaming_table(dreaming: dict) -> list[str]:
+    """Bounded Dreaming over the seeded tenant, and observation ingest for a conversation batch."""
+    chosen, made, seen = dreaming["selection"], dreaming["pass"], dreaming["observations"]
+    return [
+        f"Bounded Dreaming over {dreaming['memories']:,} memories:",
+        "",
+        "| step | windows | proposals | seconds | per s |",
+        "|---|---|---|---|---|",
+        f"| select windows (read-only) | {chosen['windows']} | | {chosen['seconds']} | "
+        f"{chosen['memories_per_second']} memories |",
+        f"| pass (freeze, plan, propose) | {made['windows']} | {made['proposals']} | {made['seconds']} | "
+        f"{made['windows_per_second']} windows |",
+        f"| observations/batch ({seen['batch']} per request) | | {seen['proposals']} | {seen['seconds']} | "
+        f"{seen['observations_per_second']} observations |",
+    ]
 
 
 def floor_ratios(results: dict) -> list[dict]:

@@ -281,6 +281,7 @@ CELERY_BEAT_SCHEDULE = {
     "expire-reviews": {"task": "proposals.expire_reviews", "schedule": timedelta(minutes=1)},
     "retention-sweep": {"task": "proposals.retention_sweep", "schedule": timedelta(minutes=1)},
     "dormancy-sweep": {"task": "proposals.dormancy_sweep", "schedule": timedelta(hours=1)},
+    "dreaming-pass": {"task": "proposals.dreaming_pass", "schedule": timedelta(hours=6)},
     "compaction-sweep": {"task": "proposals.compaction_sweep", "schedule": timedelta(hours=1)},
 }
 

@@ -21,6 +21,7 @@ from django.utils import timezone
 from evidence.models import EvidenceRevision
 from executor.authority import Authority, release_authorities
 from executor.chain import append_receipts
+from executor.dreaming import close_stale, window_member_ids, window_refusal
 from executor.models import Receipt
 from executor.records import bind_memory_rows
 from memory_core.lifecycle import InvalidTransition, next_state
@@ -38,7 +39,7 @@ from memory_core.mutations import (
     write_vectors,
 )
 from proposals.gates import failed_gates
-from proposals.models import OutboxEntry, Proposal, ProposalEvidence
+from proposals.models import DreamingRun, OutboxEntry, Proposal, ProposalEvidence
 from proposals.services import escalate_to_review, record_executions, scrub_purged_content
 from proposals.services.compaction import compaction_refusal
 from proposals.services.compaction_sweep import propose_resummaries
@@ -91,9 +92,14 @@ def apply_batch(entry_ids: list[Any], worker: dict[str, Any]) -> tuple[list[Rece
         .filter(pk__in=[entry.proposal_id for entry in entries])
         .order_by("pk")
     }
-    locked = list(
-        Memory.objects.select_for_update().filter(_targets_and_key_holders(proposals.values())).order_by("pk")
-    )
+    runs = {
+        run.pk: run
+        for run in DreamingRun.objects.select_for_update()
+        .filter(pk__in={p.dreaming_run_id for p in proposals.values() if p.dreaming_run_id})
+        .order_by("pk")
+    }
+    wanted = _targets_and_key_holders(proposals.values()) | Q(pk__in=window_member_ids(runs))
+    locked = list(Memory.objects.select_for_update().filter(wanted).order_by("pk"))
     memories = {memory.pk: memory for memory in locked}
     key_holders = defaultdict(list)
     for memory in locked:
@@ -109,6 +115,7 @@ def apply_batch(entry_ids: list[Any], worker: dict[str, Any]) -> tuple[list[Rece
     writes, deferred = _Writes(), []
     touched: set[Any] = set()
     touched_keys: set[tuple[Any, str]] = set()
+    touched_runs: set[Any] = set()  # one action of a run per batch: the next sees its committed receipt
     for entry in entries:
         proposal = proposals[entry.proposal_id]
         memory = memories.get(proposal.target_memory_id)
@@ -120,9 +127,11 @@ def apply_batch(entry_ids: list[Any], worker: dict[str, Any]) -> tuple[list[Rece
         }
         members = {pk: memories[pk] for pk in _member_ids(proposal) if pk in memories}
         moved = {proposal.target_memory_id, *_member_ids(proposal)}
-        if moved & touched or keys & touched_keys:
+        if moved & touched or keys & touched_keys or proposal.dreaming_run_id in touched_runs:
             deferred.append(entry.pk)
             continue
+        if proposal.dreaming_run_id:
+            touched_runs.add(proposal.dreaming_run_id)
         touched |= moved
         touched_keys |= {key for key in keys if key[1]}
         holders = [
@@ -140,6 +149,7 @@ def apply_batch(entry_ids: list[Any], worker: dict[str, Any]) -> tuple[list[Rece
             worker,
             writes,
             _Registration(registrations[proposal.tenant_id], candidates.get(proposal.target_memory_id)),
+            _Window(runs.get(proposal.dreaming_run_id) if proposal.dreaming_run_id else None, memories),
             members,
         )
     create_memories(writes.created)
@@ -185,6 +195,14 @@ def _candidates(proposals) -> dict[Any, Registration]:
 
 
 @dataclass(frozen=True)
+class _Window:
+    """The Dreaming run an entry belongs to (None: none) and the batch's locked memories."""
+
+    run: DreamingRun | None
+    memories: dict[Any, Memory]
+
+
+@dataclass(frozen=True)
 class _Registration:
     """The registration an entry runs under, and the candidate it publishes (register only)."""
 
@@ -210,10 +228,11 @@ def _apply_one(
     worker: dict[str, Any],
     writes: _Writes,
     registration: _Registration,
+    window: _Window,
     members: dict[Any, Memory],
 ) -> None:
     before = (memory.revision, memory.content_hash) if memory else (None, "")
-    check = _verify(entry, proposal, memory, evidence, authority, key_holders, registration, members)
+    check = _verify(entry, proposal, memory, evidence, authority, key_holders, registration, window, members)
     receipt_id = uuid.uuid4()
     effects: dict = {}
     if check.outcome == Outcome.APPLIED and proposal.action == Proposal.Action.REGISTER:
@@ -276,6 +295,7 @@ def _verify(
     authority: Authority,
     key_holders: list[Any],
     registration: _Registration,
+    window: _Window,
     members: dict[Any, Memory],
 ) -> Check:
     """Re-check everything the verdict rested on; the first failure decides the outcome."""
@@ -290,6 +310,13 @@ def _verify(
         return Check(Outcome.DIGEST_MISMATCH, "the frozen action changed after release")
     if not authority.allowed:  # executor/authority.py: sealed verdict, valid approvals now
         return Check(authority.outcome, authority.reason)
+    moved_by_run: frozenset[str] = frozenset()
+    if window.run is not None:  # a Dreaming action: its whole frozen window must still hold
+        stale, moved_by_run = window_refusal(window.run, window.memories)
+        if stale:
+            if not window.run.closed:
+                close_stale(window.run, stale)
+            return Check(Outcome.STALE, stale)
     if proposal.classification == Proposal.Classification.POLICY_GATED:
         failed = failed_gates(proposal, memory=memory)
         if failed:
@@ -312,7 +339,7 @@ def _verify(
         or _check_target(proposal, memory)
         or _check_content(proposal, memory, registration.active)
         or _check_dedupe_key(key_holders)
-        or _check_link(proposal, memory, registration.active)
+        or _check_link(proposal, memory, registration.active, moved_by_run)
     )
     return refusal or Check(Outcome.APPLIED, decision_ids=authority.decision_ids)
 
@@ -398,11 +425,17 @@ def _check_target(proposal: Proposal, memory: Memory | None) -> Check | None:
     return None
 
 
-def _check_link(proposal: Proposal, memory: Memory | None, active: ActiveRegistration) -> Check | None:
-    """A link's other end, relation and both ends' evidence must be as frozen (linking.link_refusal)."""
+def _check_link(
+    proposal: Proposal, memory: Memory | None, active: ActiveRegistration, moved_by_run: frozenset[str]
+) -> Check | None:
+    """A link's other end, relation and both ends' evidence must be as frozen (linking.link_refusal).
+
+    A Dreaming merge's lineage link may land after its duplicate went dormant
+    by the same run (``moved_by_run``): the window check vouched for that move.
+    """
     if proposal.action != Proposal.Action.LINK or memory is None:
         return None
-    refusal = link_refusal(proposal, memory, active)
+    refusal = link_refusal(proposal, memory, active, moved_by_run=moved_by_run)
     return Check(Outcome.STALE, refusal) if refusal else None
 
 

@@ -44,3 +44,7 @@ class ProposalPayload(TypedDict, total=False):
     evidence: list[EvidenceBinding]
     policy_context: dict[str, Any]
     rationale: str
+    # Set only by the Dreaming service (no API serializer carries them): the run the action
+    # belongs to, and whether the server judged it high risk.
+    dreaming_run: Any
+    dreaming_high_risk: bool

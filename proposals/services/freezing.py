@@ -16,6 +16,7 @@ from memory_core.models import Memory
 from memory_core.selectors import active_memories_with_dedupe_key
 from proposals.errors import (
     BaseRevisionStale,
+    DreamingRunForeign,
 )
 from proposals.models import Proposal
 from proposals.payloads import EvidenceBinding, MemoryFields, ProposalPayload
@@ -103,6 +104,7 @@ def freeze_and_classify(
             proposal.action, before, result, fenced=memory is not None and memory.is_fenced
         ),
         "ttl": _ttl_fact(memory),
+        "dreaming": _dreaming_fact(proposal, agent, payload),
     }
     verdict = classify(active_rule_set(), facts)
     _apply_verdict(proposal, verdict, facts)
@@ -229,6 +231,17 @@ def _dedupe_fact(tenant_id, result: dict, memory_id) -> str:
     if any(digest(content) == digest(result["content"]) for content in others):
         return "duplicate"
     return "contradiction"
+
+
+def _dreaming_fact(proposal: Proposal, agent: Agent, payload: ProposalPayload) -> str:
+    """Bind the proposal to its Dreaming run (the tenant's system agent only) and return its mode."""
+    run = payload.get("dreaming_run")
+    if run is None:
+        return "none"
+    if not agent.is_system or run.tenant_id != agent.tenant_id:
+        raise DreamingRunForeign()
+    proposal.dreaming_run = run
+    return "high_risk" if payload.get("dreaming_high_risk") else run.mode
 
 
 def _ttl_fact(memory: Memory | None) -> str:

@@ -341,7 +341,7 @@ def test_the_mgp_profile_auto_applies_compaction_too(settings, capacity, remembe
     assert propose_compactions() == 1
     proposal = _compaction()
     assert proposal.matched_rule == "auto-system-compaction"
-    assert proposal.policy_version.endswith(".mgp.3")
+    assert proposal.policy_version.endswith(".mgp.2")
 
 
 def test_the_summariser_is_pluggable(settings, capacity, remember):

@@ -175,7 +175,7 @@ def test_the_mgp_profile_auto_applies_dormancy_too(settings, remember):
     assert propose_dormancy() == 1
     proposal = Proposal.objects.get(action="dormant")
     assert proposal.matched_rule == "auto-system-dormancy"
-    assert proposal.policy_version.endswith(".mgp.3")
+    assert proposal.policy_version.endswith(".mgp.2")
 
 
 def test_memories_that_stay_above_the_threshold_never_starve_the_ones_behind_them(remember):
