@@ -27,6 +27,7 @@ PARTS = [
     "review",
     "recall",
     "maintenance",
+    "dreaming",
     "floor",
     "startup",
     "quality",

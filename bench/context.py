@@ -34,10 +34,28 @@ class Scale:
     batch_proposals: int = 600  # submit part: proposals sent through POST /api/v1/proposals/batch
     conversation_turns: int = 300  # conversation part: turns loaded in batches, submitted → applied
     export_lines: int = 20_000  # lines of the receipts export streamed per recall size
+    dreaming_memories: int = 100_000  # dreaming part: active memories the pass reads
+    dreaming_windows: int = 1_000  # dreaming part: windows the pass freezes, plans and proposes
 
 
 SCALES = {
-    "smoke": Scale("smoke", 1, 20, 40, 10, 60, (200, 600), 20, 150, 3, 500, (2, 6), export_lines=200),
+    "smoke": Scale(
+        "smoke",
+        1,
+        20,
+        40,
+        10,
+        60,
+        (200, 600),
+        20,
+        150,
+        3,
+        500,
+        (2, 6),
+        export_lines=200,
+        dreaming_memories=2_000,
+        dreaming_windows=50,
+    ),
     "full": Scale(
         "full",
         3,

@@ -128,6 +128,8 @@ def markdown(document: dict) -> str:
         lines += ["", *quality_table(results["quality"])]
     if "maintenance" in results:
         lines += ["", *maintenance_table(results["maintenance"])]
+    if "dreaming" in results:
+        lines += ["", *dreaming_table(results["dreaming"])]
     if "floor" in results:
         lines += [
             "",
@@ -199,7 +201,48 @@ def maintenance_table(maintenance: dict) -> list[str]:
     lines.append(
         f"| propose (`bench-maintenance`) | {made['proposed']} | {made['seconds']} | {made['peak_kib']} |"
     )
+    if "compaction" in maintenance:
+        lines += ["", *_compaction_table(maintenance["compaction"])]
     return lines
+
+
+def _compaction_table(compaction: dict) -> list[str]:
+    """The compaction selection over the recall tenant and a real sweep on the small one."""
+    lines = [
+        f"Compaction selection (capacity {compaction['capacity']} per subject+scope, "
+        f"at most {compaction['groups']} groups planned per type):",
+        "",
+        "| step | groups over | members planned | seconds | peak KiB |",
+        "|---|---|---|---|---|",
+    ]
+    for memory_type, row in compaction["selection"].items():
+        lines.append(
+            f"| select `{memory_type}` | {row['groups_over']} | {row['members']} | {row['seconds']} "
+            f"| {row['peak_kib']} |"
+        )
+    sweep = compaction["sweep"]
+    lines.append(
+        f"| sweep (`bench-compaction`, capacity {sweep['capacity']}) | {sweep['proposed']} proposed, "
+        f"{sweep['applied']} applied | | {sweep['seconds']} | {sweep['peak_kib']} |"
+    )
+    return lines
+
+
+def dreaming_table(dreaming: dict) -> list[str]:
+    """Bounded Dreaming over the seeded tenant, and observation ingest for a conversation batch."""
+    chosen, made, seen = dreaming["selection"], dreaming["pass"], dreaming["observations"]
+    return [
+        f"Bounded Dreaming over {dreaming['memories']:,} memories:",
+        "",
+        "| step | windows | proposals | seconds | per s |",
+        "|---|---|---|---|---|",
+        f"| select windows (read-only) | {chosen['windows']} | | {chosen['seconds']} | "
+        f"{chosen['memories_per_second']} memories |",
+        f"| pass (freeze, plan, propose) | {made['windows']} | {made['proposals']} | {made['seconds']} | "
+        f"{made['windows_per_second']} windows |",
+        f"| observations/batch ({seen['batch']} per request) | | {seen['proposals']} | {seen['seconds']} | "
+        f"{seen['observations_per_second']} observations |",
+    ]
 
 
 def floor_ratios(results: dict) -> list[dict]:

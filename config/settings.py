@@ -167,6 +167,8 @@ CUSTODIAN_READ_POLICY_FILE = Path(
 # Dense similarity for recall (memory_core.embeddings): none (default), hashing, or minilm
 # (optional install: requirements-dense.txt). Web and executor processes must use the same one.
 CUSTODIAN_EMBEDDER = os.environ.get("CUSTODIAN_EMBEDDER", "none")
+# What writes a compaction summary's content (memory_core.summaries); the default is a deterministic template.
+CUSTODIAN_SUMMARISER = os.environ.get("CUSTODIAN_SUMMARISER", "memory_core.summaries.TemplateSummariser")
 CUSTODIAN_POLICY_FILE = Path(
     os.environ.get("CUSTODIAN_POLICY_FILE", BASE_DIR / "proposals" / "policy" / "rules.yaml")
 )
@@ -281,6 +283,8 @@ CELERY_BEAT_SCHEDULE = {
     "expire-reviews": {"task": "proposals.expire_reviews", "schedule": timedelta(minutes=1)},
     "retention-sweep": {"task": "proposals.retention_sweep", "schedule": timedelta(minutes=1)},
     "dormancy-sweep": {"task": "proposals.dormancy_sweep", "schedule": timedelta(hours=1)},
+    "dreaming-pass": {"task": "proposals.dreaming_pass", "schedule": timedelta(hours=6)},
+    "compaction-sweep": {"task": "proposals.compaction_sweep", "schedule": timedelta(hours=1)},
 }
 
 # Ed25519 key (base64, 32 bytes) that signs receipt-chain checkpoints; keep it out of the database.

@@ -12,6 +12,7 @@ from memory_core.audit_api import AuditEventListApi
 from mgp.views import ReadyzApi
 from proposals.api import ProposalAmendApi, ProposalCollectionApi, ProposalDetailApi, ProposalWithdrawApi
 from proposals.batch_api import ProposalBatchSubmitApi
+from proposals.dreaming_api import DreamingRunListApi
 from proposals.evidence_api import (
     EvidenceDetailApi,
     EvidenceInvalidateApi,
@@ -44,6 +45,7 @@ api_v1 = [
         EvidenceInvalidateApi.as_view(),
         name="evidence-invalidate",
     ),
+    path("dreaming/runs/", DreamingRunListApi.as_view(), name="dreaming-runs"),
     path("observations/", ObservationApi.as_view(), name="observations"),
     path("observations/batch/", ObservationBatchApi.as_view(), name="observations-batch"),
     path("proposals/", ProposalCollectionApi.as_view(), name="proposals"),

@@ -59,7 +59,7 @@ class ReceiptAdmin(TenantReadOnlyAdmin):
     list_display_links = ["when"]
     list_filter = ["tenant", "outcome", "created_at"]
     list_select_related = ["tenant", "proposal__submitted_by"]
-    search_fields = ["=proposal__id", "=memory_id", "=id", "hash"]
+    search_fields = ["=proposal__id", "=proposal__dreaming_run__id", "=memory_id", "=id", "hash"]
     # No date_hierarchy: its MIN/MAX and DISTINCT day scans cost 400 ms at a million
     # receipts; the created_at filter above needs no query.
     show_full_result_count = False

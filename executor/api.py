@@ -28,7 +28,7 @@ class ReceiptOutput(serializers.ModelSerializer):
 
 
 class ReceiptListApi(ListAPIView):
-    """The tenant's receipts, newest first; ``?proposal=`` and ``?memory=`` narrow them."""
+    """The tenant's receipts, newest first; ?proposal=, ?memory= and ?dreaming_run= narrow them."""
 
     queryset = Receipt.objects.none()  # names the model for the schema; get_queryset scopes it
     serializer_class = ReceiptOutput

@@ -21,12 +21,14 @@ from django.utils import timezone
 from evidence.models import EvidenceRevision
 from executor.authority import Authority, release_authorities
 from executor.chain import append_receipts
+from executor.dreaming import close_stale, window_member_ids, window_refusal
 from executor.models import Receipt
 from executor.records import bind_memory_rows
 from memory_core.lifecycle import InvalidTransition, next_state
 from memory_core.models import Entity, Memory
 from memory_core.mutations import (
     change_state,
+    compact_memories,
     create_entity,
     create_link,
     create_memories,
@@ -37,8 +39,10 @@ from memory_core.mutations import (
     write_vectors,
 )
 from proposals.gates import failed_gates
-from proposals.models import OutboxEntry, Proposal, ProposalEvidence
+from proposals.models import DreamingRun, OutboxEntry, Proposal, ProposalEvidence
 from proposals.services import escalate_to_review, record_executions, scrub_purged_content
+from proposals.services.compaction import compaction_refusal
+from proposals.services.compaction_sweep import propose_resummaries
 from proposals.services.entities import entity_refusal
 from proposals.services.linking import link_refusal
 from registrations.activation import activate
@@ -88,9 +92,14 @@ def apply_batch(entry_ids: list[Any], worker: dict[str, Any]) -> tuple[list[Rece
         .filter(pk__in=[entry.proposal_id for entry in entries])
         .order_by("pk")
     }
-    locked = list(
-        Memory.objects.select_for_update().filter(_targets_and_key_holders(proposals.values())).order_by("pk")
-    )
+    runs = {
+        run.pk: run
+        for run in DreamingRun.objects.select_for_update()
+        .filter(pk__in={p.dreaming_run_id for p in proposals.values() if p.dreaming_run_id})
+        .order_by("pk")
+    }
+    wanted = _targets_and_key_holders(proposals.values()) | Q(pk__in=window_member_ids(runs))
+    locked = list(Memory.objects.select_for_update().filter(wanted).order_by("pk"))
     memories = {memory.pk: memory for memory in locked}
     key_holders = defaultdict(list)
     for memory in locked:
@@ -103,8 +112,10 @@ def apply_batch(entry_ids: list[Any], worker: dict[str, Any]) -> tuple[list[Rece
         tenant_id: active_registration(tenant_id=tenant_id)
         for tenant_id in {proposal.tenant_id for proposal in proposals.values()}
     }
-    writes, touched, deferred = _Writes(), set(), []
+    writes, deferred = _Writes(), []
+    touched: set[Any] = set()
     touched_keys: set[tuple[Any, str]] = set()
+    touched_runs: set[Any] = set()  # one action of a run per batch: the next sees its committed receipt
     for entry in entries:
         proposal = proposals[entry.proposal_id]
         memory = memories.get(proposal.target_memory_id)
@@ -114,10 +125,14 @@ def apply_batch(entry_ids: list[Any], worker: dict[str, Any]) -> tuple[list[Rece
             (proposal.tenant_id, proposal.claimed_dedupe_key),
             (proposal.tenant_id, getattr(memory, "dedupe_key", "")),
         }
-        if proposal.target_memory_id in touched or keys & touched_keys:
+        members = {pk: memories[pk] for pk in _member_ids(proposal) if pk in memories}
+        moved = {proposal.target_memory_id, *_member_ids(proposal)}
+        if moved & touched or keys & touched_keys or proposal.dreaming_run_id in touched_runs:
             deferred.append(entry.pk)
             continue
-        touched.add(proposal.target_memory_id)
+        if proposal.dreaming_run_id:
+            touched_runs.add(proposal.dreaming_run_id)
+        touched |= moved
         touched_keys |= {key for key in keys if key[1]}
         holders = [
             pk
@@ -134,6 +149,8 @@ def apply_batch(entry_ids: list[Any], worker: dict[str, Any]) -> tuple[list[Rece
             worker,
             writes,
             _Registration(registrations[proposal.tenant_id], candidates.get(proposal.target_memory_id)),
+            _Window(runs.get(proposal.dreaming_run_id) if proposal.dreaming_run_id else None, memories),
+            members,
         )
     create_memories(writes.created)
     write_vectors(writes.revised)
@@ -149,6 +166,9 @@ def apply_batch(entry_ids: list[Any], worker: dict[str, Any]) -> tuple[list[Rece
 def _targets_and_key_holders(proposals) -> Q:
     """The rows a batch locks: its target memories and the active memories holding the keys it claims."""
     wanted = Q(pk__in=[proposal.target_memory_id for proposal in proposals])
+    members = [member for proposal in proposals for member in _member_ids(proposal)]
+    if members:
+        wanted |= Q(pk__in=members)
     claimed = defaultdict(set)
     for proposal in proposals:
         if proposal.claimed_dedupe_key:
@@ -158,6 +178,13 @@ def _targets_and_key_holders(proposals) -> Q:
     return wanted
 
 
+def _member_ids(proposal: Proposal) -> list[uuid.UUID]:
+    """The memories a compaction moves (none for any other action)."""
+    if proposal.action != Proposal.Action.COMPACT:
+        return []
+    return [uuid.UUID(member["memory_id"]) for member in proposal.fields["members"]]
+
+
 def _candidates(proposals) -> dict[Any, Registration]:
     """Lock the registration candidates the batch's publish proposals name (none: no query)."""
     wanted = [p.target_memory_id for p in proposals if p.action == Proposal.Action.REGISTER]
@@ -165,6 +192,14 @@ def _candidates(proposals) -> dict[Any, Registration]:
         return {}
     locked = Registration.objects.select_for_update().filter(pk__in=wanted).order_by("pk")
     return {candidate.pk: candidate for candidate in locked}
+
+
+@dataclass(frozen=True)
+class _Window:
+    """The Dreaming run an entry belongs to (None: none) and the batch's locked memories."""
+
+    run: DreamingRun | None
+    memories: dict[Any, Memory]
 
 
 @dataclass(frozen=True)
@@ -193,9 +228,11 @@ def _apply_one(
     worker: dict[str, Any],
     writes: _Writes,
     registration: _Registration,
+    window: _Window,
+    members: dict[Any, Memory],
 ) -> None:
     before = (memory.revision, memory.content_hash) if memory else (None, "")
-    check = _verify(entry, proposal, memory, evidence, authority, key_holders, registration)
+    check = _verify(entry, proposal, memory, evidence, authority, key_holders, registration, window, members)
     receipt_id = uuid.uuid4()
     effects: dict = {}
     if check.outcome == Outcome.APPLIED and proposal.action == Proposal.Action.REGISTER:
@@ -203,6 +240,9 @@ def _apply_one(
         writes.executed.append((proposal, check.outcome, True))
     elif check.outcome == Outcome.APPLIED and proposal.action in Proposal.ENTITY_ACTIONS:
         effects = _entity(proposal, receipt_id)
+        writes.executed.append((proposal, check.outcome, True))
+    elif check.outcome == Outcome.APPLIED and proposal.action == Proposal.Action.COMPACT:
+        memory, effects = _compact(proposal, members, evidence, registration.active, receipt_id, writes)
         writes.executed.append((proposal, check.outcome, True))
     elif check.outcome == Outcome.APPLIED and proposal.action == Proposal.Action.LINK:
         assert memory is not None  # _check_target refused a missing source
@@ -220,6 +260,8 @@ def _apply_one(
         writes.executed.append((proposal, check.outcome, False))
     elif proposal.status == Proposal.Status.RELEASED:
         writes.executed.append((proposal, check.outcome, False))
+    if proposal.action == Proposal.Action.COMPACT and check.outcome != Outcome.APPLIED:
+        effects = {"compaction": {"written": False, "members": proposal.fields["members"]}}
     after = (memory.revision, memory.content_hash) if memory else (None, "")
     writes.receipts.append(
         {
@@ -253,6 +295,8 @@ def _verify(
     authority: Authority,
     key_holders: list[Any],
     registration: _Registration,
+    window: _Window,
+    members: dict[Any, Memory],
 ) -> Check:
     """Re-check everything the verdict rested on; the first failure decides the outcome."""
     if proposal.status == Proposal.Status.WITHDRAWN:
@@ -266,12 +310,24 @@ def _verify(
         return Check(Outcome.DIGEST_MISMATCH, "the frozen action changed after release")
     if not authority.allowed:  # executor/authority.py: sealed verdict, valid approvals now
         return Check(authority.outcome, authority.reason)
+    moved_by_run: frozenset[str] = frozenset()
+    if window.run is not None:  # a Dreaming action: its whole frozen window must still hold
+        stale, moved_by_run = window_refusal(window.run, window.memories)
+        if stale:
+            if not window.run.closed:
+                close_stale(window.run, stale)
+            return Check(Outcome.STALE, stale)
     if proposal.classification == Proposal.Classification.POLICY_GATED:
         failed = failed_gates(proposal, memory=memory)
         if failed:
             return Check(Outcome.GATE_FAILED, ",".join(failed))
     if proposal.action == Proposal.Action.REGISTER:
         refusal = _check_candidate(proposal, registration)
+        return refusal or Check(Outcome.APPLIED, decision_ids=authority.decision_ids)
+    if proposal.action == Proposal.Action.COMPACT:
+        refusal = _check_evidence(evidence) or _check_target(proposal, memory)
+        if refusal is None and (why := compaction_refusal(proposal, members)):
+            refusal = Check(Outcome.STALE, why)
         return refusal or Check(Outcome.APPLIED, decision_ids=authority.decision_ids)
     if proposal.action in Proposal.ENTITY_ACTIONS:
         refusal = _check_evidence(evidence)
@@ -283,7 +339,7 @@ def _verify(
         or _check_target(proposal, memory)
         or _check_content(proposal, memory, registration.active)
         or _check_dedupe_key(key_holders)
-        or _check_link(proposal, memory, registration.active)
+        or _check_link(proposal, memory, registration.active, moved_by_run)
     )
     return refusal or Check(Outcome.APPLIED, decision_ids=authority.decision_ids)
 
@@ -351,7 +407,7 @@ def _check_evidence(evidence: list[EvidenceRevision]) -> Check | None:
 
 def _check_target(proposal: Proposal, memory: Memory | None) -> Check | None:
     """Compare-and-swap: the memory must be exactly where the proposal left it."""
-    if proposal.action == Proposal.Action.CREATE:
+    if proposal.action in (Proposal.Action.CREATE, Proposal.Action.COMPACT):
         return Check(Outcome.STALE, "memory already exists") if memory is not None else None
     if memory is None:
         return Check(Outcome.STALE, "memory no longer exists")
@@ -369,11 +425,17 @@ def _check_target(proposal: Proposal, memory: Memory | None) -> Check | None:
     return None
 
 
-def _check_link(proposal: Proposal, memory: Memory | None, active: ActiveRegistration) -> Check | None:
-    """A link's other end, relation and both ends' evidence must be as frozen (linking.link_refusal)."""
+def _check_link(
+    proposal: Proposal, memory: Memory | None, active: ActiveRegistration, moved_by_run: frozenset[str]
+) -> Check | None:
+    """A link's other end, relation and both ends' evidence must be as frozen (linking.link_refusal).
+
+    A Dreaming merge's lineage link may land after its duplicate went dormant
+    by the same run (``moved_by_run``): the window check vouched for that move.
+    """
     if proposal.action != Proposal.Action.LINK or memory is None:
         return None
-    refusal = link_refusal(proposal, memory, active)
+    refusal = link_refusal(proposal, memory, active, moved_by_run=moved_by_run)
     return Check(Outcome.STALE, refusal) if refusal else None
 
 
@@ -390,6 +452,52 @@ def _link(proposal: Proposal, source: Memory, receipt_id: Any) -> dict:
         now=timezone.now(),
     )
     return {"linked": {"link_id": str(link.pk), "relation": link.relation, "to_memory_id": str(target.pk)}}
+
+
+def _compact(
+    proposal: Proposal,
+    members: dict[Any, Memory],
+    evidence: list[EvidenceRevision],
+    active: ActiveRegistration,
+    receipt_id: Any,
+    writes: _Writes,
+) -> tuple[Memory, dict]:
+    """Create the successor with its lineage and evidence union; make every member dormant.
+
+    The receipt lists each member with the revision it left (its memory hashes
+    are bound with the receipt's, ``executor.records.bind_memory_rows``).
+    """
+    fields = proposal.fields
+    sources = [members[uuid.UUID(member["memory_id"])] for member in fields["members"]]
+    successor = compact_memories(
+        successor_id=proposal.target_memory_id,
+        tenant_id=proposal.tenant_id,
+        fields=fields["memory"],
+        evidence=evidence,
+        sources=sources,
+        reason=f"compacted into {proposal.target_memory_id}",
+        receipt_id=receipt_id,
+        now=timezone.now(),
+    )
+    writes.revised.extend([successor, *sources])
+    return successor, {
+        "compaction": {
+            "written": True,
+            "successor": str(successor.pk),
+            "summariser": fields["summariser"],
+            # Importance is registered per type (activation.importance): the successor, of the
+            # members' type, carries the highest (the only) importance any member had.
+            "importance": active.entry(successor.type)["activation"]["importance"],
+            "members": [
+                {
+                    "memory_id": str(source.pk),
+                    "revision": source.revision - 1,
+                    "after_revision": source.revision,
+                }
+                for source in sources
+            ],
+        }
+    }
 
 
 def _entity(proposal: Proposal, receipt_id: Any) -> dict:
@@ -443,9 +551,15 @@ def _write(
         return memory, {}
     assert memory is not None  # _check_target refused every other action on a missing memory
     if proposal.action == Proposal.Action.PURGE:
-        removed = purge_memory(memory=memory)
+        removed, successors = purge_memory(memory=memory)
         removed.update(scrub_purged_content(purge=proposal))
-        return None, {"purged": removed}
+        effects: dict[str, Any] = {"purged": removed}
+        if successors:  # summaries it was a source of: re-proposed without it, in this transaction
+            resummaries = propose_resummaries(purge=proposal, successor_ids=successors)
+            effects["resummarised"] = [
+                {"memory_id": str(p.target_memory_id), "proposal_id": str(p.pk)} for p in resummaries
+            ]
+        return None, effects
     if proposal.action == Proposal.Action.FENCE:
         return memory, {"fenced": proposal.fields["reason"]}
     if proposal.is_lifecycle:

@@ -37,7 +37,13 @@ from django.db.models.functions import Cast
 from core.canonical import digest
 from evidence.models import EvidenceRevision
 from executor.models import Receipt, uuid_text
-from executor.records import MEMORY_COLUMNS, memory_hash, snapshot_of_stored, stored_columns
+from executor.records import (
+    MEMORY_COLUMNS,
+    compaction_members,
+    memory_hash,
+    snapshot_of_stored,
+    stored_columns,
+)
 from memory_core.models import Memory, MemoryEvidence
 
 _RECEIPT_COLUMNS = (
@@ -69,7 +75,7 @@ def _memory_problems(tenant_id: Any, ids: tuple[str, str | None] | None, limit: 
             tenant_id=tenant_id, outcome=Receipt.Outcome.APPLIED, **_in_range("memory_id", ids)
         )
         .order_by("memory_id", "seq")
-        .values_list(_text("memory_id"), _text("id"), *_RECEIPT_COLUMNS),
+        .values_list(_text("memory_id"), _text("id"), *_RECEIPT_COLUMNS, "seq"),
         Memory.history.filter(tenant_id=tenant_id, **_in_range("id", ids))
         .order_by("id", "revision", "history_id")
         .values_list(*stored_columns()),
@@ -92,10 +98,13 @@ def _memory_problems(tenant_id: Any, ids: tuple[str, str | None] | None, limit: 
             "evidence_revision__revision",
         )[:limit]
     }
+    moved = _compaction_members(tenant_id)
     problems: list[str] = []
     rows = [stream.iterator(chunk_size=5000) for stream in streams]
     try:
         for memory_id, groups in _by_memory(rows):
+            receipts = sorted([*groups[0], *moved.get(uuid_text(memory_id), [])], key=lambda row: row[-1])
+            groups[0] = [row[:-1] for row in receipts]
             problems += _problems_of(memory_id, *groups)
             if memory_id in unlike_history or memory_id in stale_links:
                 problems += _differences(
@@ -107,6 +116,35 @@ def _memory_problems(tenant_id: Any, ids: tuple[str, str | None] | None, limit: 
         for stream in rows:  # close their server-side cursors before the snapshot's transaction ends
             stream.close()
     return problems[:limit]
+
+
+def _compaction_members(tenant_id: Any) -> dict[str, list[tuple]]:
+    """The member revisions applied compactions wrote, as receipt rows of each member (with seq).
+
+    A compaction has one receipt (its memory is the successor) that also
+    moved every member to a dormant revision; its chained effects list each
+    member's revisions and memory hashes (``executor.records.bind_memory_rows``).
+    """
+    moved: dict[str, list[tuple]] = {}
+    compactions = Receipt.objects.filter(
+        tenant_id=tenant_id, outcome=Receipt.Outcome.APPLIED, proposal__action="compact"
+    )
+    for receipt_id, seq, effects in compactions.order_by("seq").values_list("id", "seq", "effects"):
+        for member in compaction_members(effects):
+            memory_id = uuid_text(member["memory_id"])
+            moved.setdefault(memory_id, []).append(
+                (
+                    memory_id,
+                    uuid_text(receipt_id),
+                    member["revision"],
+                    member["after_revision"],
+                    "",
+                    member["before_memory_hash"],
+                    member["after_memory_hash"],
+                    seq,
+                )
+            )
+    return moved
 
 
 def evidence_problems(tenant_id: Any, *, limit: int = 20) -> list[str]:

@@ -113,12 +113,25 @@ def bind_memory_rows(receipts: list[dict[str, Any]]) -> None:
         wanted[row["memory_id"]].add(row["after_revision"])
         if row["before_revision"] is not None:
             wanted[row["memory_id"]].add(row["before_revision"])
+        for member in compaction_members(row["effects"]):
+            wanted[member["memory_id"]] |= {member["revision"], member["after_revision"]}
     hashes = _stored_hashes(wanted)
     for row in writers:
         memory_id = uuid_text(row["memory_id"])
         row["after_memory_hash"] = hashes[memory_id, row["after_revision"]]
         if row["before_revision"] is not None:
             row["before_memory_hash"] = hashes.get((memory_id, row["before_revision"]), "")
+        for member in compaction_members(row["effects"]):
+            # A compaction's one receipt also wrote each member's dormant revision: bind those too.
+            member_id = uuid_text(member["memory_id"])
+            member["before_memory_hash"] = hashes.get((member_id, member["revision"]), "")
+            member["after_memory_hash"] = hashes[member_id, member["after_revision"]]
+
+
+def compaction_members(effects: dict[str, Any]) -> list[dict[str, Any]]:
+    """The members an applied compaction receipt moved (each wrote one dormant revision); [] otherwise."""
+    compaction = (effects or {}).get("compaction") or {}
+    return compaction.get("members", []) if compaction.get("written") else []
 
 
 def _stored_hashes(wanted: dict[Any, set[int]]) -> dict[tuple[str, int], str]:

@@ -16,7 +16,8 @@ from django.db.models import Q, QuerySet
 from evidence.models import EvidenceRevision
 from executor.models import Receipt
 from executor.presenters import Summary, change_summary
-from memory_core.models import Memory
+from executor.records import compaction_members
+from memory_core.models import Memory, MemoryLineage
 from memory_core.people import current_memory, person_rule, readable_content
 from proposals.models import Proposal
 from reviews.models import ReviewDecision
@@ -31,6 +32,10 @@ class TimelineEntry:
     statement: str = ""  # the revision written, as the read policy shows it
     withheld: str = ""  # the read mode that hid it
     fenced: bool = False  # a cited evidence revision is invalidated now
+    # The revisions of this memory the receipt moved: its own, or, for a compaction that made this
+    # memory dormant (one receipt, the successor's), this member's.
+    before: int | None = None
+    after: int | None = None
 
 
 @dataclass
@@ -51,8 +56,9 @@ def memory_timeline(receipts: QuerySet[Receipt], memory_id: Any) -> Timeline | N
 
     ``receipts`` is already drawn along the viewer's tenant lines.
     """
+    compacted = MemoryLineage.objects.filter(source_id=memory_id).values("receipt_id")
     rows = list(
-        receipts.filter(memory_id=memory_id)
+        receipts.filter(Q(memory_id=memory_id) | Q(pk__in=compacted))
         .select_related("tenant", "proposal__submitted_by")
         .order_by("tenant_id", "seq")
     )
@@ -69,14 +75,17 @@ def memory_timeline(receipts: QuerySet[Receipt], memory_id: Any) -> Timeline | N
     )
     timeline = Timeline(memory_id=memory_id, tenant=rows[0].tenant, purge=purge)
     decisions = _decisions(rows)
+    moved = {receipt.pk: _moved(receipt, memory_id) for receipt in rows}
     if purge is not None:
         for receipt in rows:
             timeline.entries.append(
-                TimelineEntry(receipt, Summary(""), _found(decisions, receipt), evidence=[])
+                TimelineEntry(
+                    receipt, Summary(""), _found(decisions, receipt), [], "", "", False, *moved[receipt.pk]
+                )
             )
         return timeline
     timeline.now = now = current_memory(memory_id)
-    revisions = _revisions(now, rows)
+    revisions = _revisions(now, [after for _, after in moved.values() if after])
     evidence = _evidence(rows)
     for receipt in rows:
         cited = [
@@ -92,8 +101,10 @@ def memory_timeline(receipts: QuerySet[Receipt], memory_id: Any) -> Timeline | N
                 item["now"] is not None and item["now"].status == EvidenceRevision.Status.INVALIDATED
                 for item in cited
             ),
+            before=moved[receipt.pk][0],
+            after=moved[receipt.pk][1],
         )
-        written = receipt.after_revision if receipt.outcome == Receipt.Outcome.APPLIED else None
+        written = entry.after if receipt.outcome == Receipt.Outcome.APPLIED else None
         revision = revisions.get(written) if written else None
         if revision is not None:
             revision.fenced = now.is_fenced if now is not None else False
@@ -104,11 +115,21 @@ def memory_timeline(receipts: QuerySet[Receipt], memory_id: Any) -> Timeline | N
     return timeline
 
 
-def _revisions(now: Memory | None, rows: list[Receipt]) -> dict[int, Memory]:
+def _moved(receipt: Receipt, memory_id: Any) -> tuple[int | None, int | None]:
+    """The revisions of ``memory_id`` a receipt moved it from and to (a compaction's member, or its own)."""
+    if str(receipt.memory_id) == str(memory_id):
+        return receipt.before_revision, receipt.after_revision
+    for member in compaction_members(receipt.effects):
+        if member["memory_id"] == str(memory_id):
+            return member["revision"], member["after_revision"]
+    return None, None
+
+
+def _revisions(now: Memory | None, written: list[int]) -> dict[int, Memory]:
     """Each revision the receipts wrote, from the memory's history (one query)."""
     if now is None:
         return {}
-    wanted = {r.after_revision for r in rows if r.after_revision}
+    wanted = set(written)
     found: dict[int, Memory] = {}
     for row in now.history.filter(revision__in=wanted).order_by("history_id"):
         # Not ``row.instance``: it reads the columns history leaves out (search_vector), one query each.

@@ -22,7 +22,7 @@ from core.errors import DomainError
 from evidence.models import EvidenceRevision, EvidenceSource
 from executor.models import Receipt, ReceiptChain
 from executor.verification import verify_tenant
-from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence
+from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence, MemoryLineage
 from proposals.models import OutboxEntry, Proposal, ProposalEvidence
 from registrations.models import Registration
 from reviews.models import ReviewDecision
@@ -40,6 +40,7 @@ EXPORTED = [
     (Memory, "tenant_id"),
     (Memory.history.model, "tenant_id"),
     (MemoryEvidence, "tenant_id"),
+    (MemoryLineage, "tenant_id"),
     (Proposal, "tenant_id"),
     (Proposal.history.model, "tenant_id"),
     (ProposalEvidence, "tenant_id"),

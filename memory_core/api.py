@@ -98,7 +98,8 @@ class RecallSearchApi(APIView):
                     "signal lexical, dense, recency, validity, corroboration, activation, feedback its "
                     "value, weight and contribution; dense also names its embedder and, when it has no "
                     "value, why (absent); context: before and after, when context.neighbours > 0), "
-                    "next_cursor, weights_version (the ranking weights the score used)"
+                    "next_cursor, weights_version (the ranking weights versions the served items used, "
+                    "joined by +)"
                 )
             )
         },

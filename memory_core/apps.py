@@ -6,4 +6,7 @@ class MemoryCoreConfig(AppConfig):
     verbose_name = "Memories"
 
     def ready(self) -> None:
+        from core import lookups
         from memory_core import checks  # noqa: F401  (registers the system checks)
+
+        lookups.register()  # field__any

@@ -148,6 +148,14 @@ class Memory(models.Model):
                 condition=models.Q(state="active"),
                 name="memory_dormancy_idx",
             ),
+            # The compaction sweep's path: a type's active memories counted per subject and scope
+            # (and which of them may be members), from the index alone on PostgreSQL.
+            models.Index(
+                fields=["tenant", "type", "subject_kind", "subject_id", "scope"],
+                include=["expires_at", "retention_policy"],
+                condition=models.Q(state="active"),
+                name="memory_capacity_idx",
+            ),
         ]
         constraints = [
             models.CheckConstraint(
@@ -319,7 +327,7 @@ class AccessEvent(AppendOnlyModel):
     next_offset = models.PositiveIntegerField(null=True, blank=True)
     policy_fingerprint = models.CharField(max_length=64)
     # The version of ``memory_core.ranking.WEIGHTS`` a search ranked with (empty for gets).
-    ranking_version = models.CharField(max_length=32, blank=True, default="")
+    ranking_version = models.CharField(max_length=200, blank=True, default="")
     registration_version = models.PositiveIntegerField(
         null=True, blank=True, help_text="The tenant's registration version the read ran under"
     )
@@ -546,3 +554,34 @@ class Entity(models.Model):
     @property
     def names(self) -> tuple[str, ...]:
         return (self.name, *self.aliases)
+
+
+class MemoryLineage(models.Model):
+    """One source revision a compaction summary (the successor) was derived from; executor-written.
+
+    The successor's evidence bindings are the union of its sources', so a
+    fence on any source's evidence fences the summary too. Purging a source
+    removes its row (purge means gone) and the summary is re-proposed without
+    it; purging the successor removes all of its rows.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    successor = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="derived_from")
+    source = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="summarised_in")
+    source_revision = models.PositiveIntegerField(help_text="The revision the compaction plan froze")
+    receipt_id = models.UUIDField(help_text="The compaction's receipt")
+    created_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name_plural = "memory lineage"
+        constraints = [
+            models.UniqueConstraint(fields=["successor", "source"], name="memory_lineage_unique"),
+            models.CheckConstraint(
+                condition=~models.Q(successor=models.F("source")), name="memory_lineage_not_self"
+            ),
+        ]
+        indexes = [models.Index(fields=["tenant", "source"], name="memory_lineage_source_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.successor_id} derived from {self.source_id}@{self.source_revision}"

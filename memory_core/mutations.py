@@ -24,6 +24,7 @@ from memory_core.models import (
     Entity,
     Memory,
     MemoryEvidence,
+    MemoryLineage,
     MemoryLink,
     MemoryVector,
 )
@@ -199,14 +200,18 @@ def write_vectors(memories: list[Memory]) -> int:
     return len(wanted)
 
 
-def purge_memory(*, memory: Memory) -> dict[str, int]:
-    """Physically remove a deleted memory, its evidence links, vectors and every history row of it,
-    and blank the query text of the searches that served it.
+def purge_memory(*, memory: Memory) -> tuple[dict[str, int], list[Any]]:
+    """Physically remove a deleted memory, its evidence links, vectors, lineage rows and every
+    history row of it, and blank the query text of the searches that served it.
 
-    Return how many rows of each class were removed or scrubbed (the purge receipt lists them).
+    Return how many rows of each class were removed or scrubbed (the purge receipt lists them),
+    and the summaries the memory was a source of (their lineage rows to it are gone).
     Access events keep who read what and when, by id; subject ids are in them only as keyed digests.
     """
     next_state(memory.state, "purge")
+    summarised_in = MemoryLineage.objects.filter(tenant_id=memory.tenant_id, source=memory)
+    successors = list(summarised_in.order_by("successor_id").values_list("successor_id", flat=True))
+    lineage = summarised_in.delete()[0] + MemoryLineage.objects.filter(successor=memory).delete()[0]
     _, deleted = Memory.objects.filter(pk=memory.pk).delete()  # cascades to its evidence links and vectors
     # After the row: deleting it makes simple-history write one more ("-") history row.
     history_rows = Memory.history.filter(id=memory.id).delete()[0]
@@ -214,11 +219,12 @@ def purge_memory(*, memory: Memory) -> dict[str, int]:
     searches = AccessEvent.objects.filter(tenant_id=memory.tenant_id, pk__in=served.values("event_id"))
     return {
         "memory_core.Memory": deleted.get("memory_core.Memory", 0),
+        "memory_core.MemoryLineage": lineage,
         "memory_core.MemoryEvidence": deleted.get("memory_core.MemoryEvidence", 0),
         "memory_core.MemoryVector": deleted.get("memory_core.MemoryVector", 0),
         "memory_core.HistoricalMemory": history_rows,
         "memory_core.AccessEvent": searches.exclude(query="").blank_queries(),
-    }
+    }, successors
 
 
 def create_link(
@@ -257,3 +263,44 @@ def redirect_entity(*, entity: Entity, into: Entity | None, receipt_id: Any, now
     entity.updated_at = now
     entity.save(update_fields=["redirect_to", "receipt_id", "updated_at"])
     return entity
+
+
+def compact_memories(
+    *,
+    successor_id: Any,
+    tenant_id: Any,
+    fields: dict[str, Any],
+    evidence: Iterable[EvidenceRevision],
+    sources: list[Memory],
+    reason: str,
+    receipt_id: Any,
+    now: datetime,
+) -> Memory:
+    """Create a compaction's successor (lineage to each locked source revision) and make the sources dormant.
+
+    Nothing is deleted: each source keeps its content and evidence at a new,
+    dormant revision, restorable like any dormant memory.
+    """
+    change_reason = f"receipt:{receipt_id}"
+    successor = create_memory(
+        memory_id=successor_id,
+        tenant_id=tenant_id,
+        fields=fields,
+        evidence=evidence,
+        now=now,
+        change_reason=change_reason,
+    )
+    MemoryLineage.objects.bulk_create(
+        MemoryLineage(
+            tenant_id=tenant_id,
+            successor=successor,
+            source=source,
+            source_revision=source.revision,
+            receipt_id=receipt_id,
+            created_at=now,
+        )
+        for source in sources
+    )
+    for source in sources:
+        change_state(memory=source, verb="dormant", reason=reason, now=now, change_reason=change_reason)
+    return successor

@@ -5,7 +5,7 @@ with their own fingerprint, recorded on every access event.
 """
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
@@ -37,20 +37,25 @@ class ReadPolicy:
     version: str
     fingerprint: str
     rules: tuple[ReadRule, ...]
+    # Each distinct set of facts is matched once (at most a few thousand exist): a recall window
+    # decides a hundred memories that mostly share them.
+    _decided: dict = field(default_factory=dict, compare=False, repr=False)
 
     def decide(self, memory: Memory, context: dict) -> ReadRule:
         """Return the rule (and so the mode) that applies to this caller reading this memory."""
         subject = context.get("acting_for_subject") or {}
-        facts = {
-            "sensitivity": memory.sensitivity,
-            "scope": memory.scope,
-            "type": memory.type,
-            "state": memory.state,
-            "fenced": memory.is_fenced,
-            "own_subject": subject == {"kind": memory.subject_kind, "id": memory.subject_id},
-            "data_zone": context.get("data_zone") or "unspecified",
-        }
-        return first_match(self.rules, facts)
+        facts = (
+            ("sensitivity", memory.sensitivity),
+            ("scope", memory.scope),
+            ("type", memory.type),
+            ("state", memory.state),
+            ("fenced", memory.is_fenced),
+            ("own_subject", subject == {"kind": memory.subject_kind, "id": memory.subject_id}),
+            ("data_zone", context.get("data_zone") or "unspecified"),
+        )
+        if facts not in self._decided:
+            self._decided[facts] = first_match(self.rules, dict(facts))
+        return self._decided[facts]
 
 
 def load_read_policy(path: Path) -> ReadPolicy:

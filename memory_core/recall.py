@@ -14,6 +14,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
 from core.errors import DomainError
@@ -25,11 +26,35 @@ from memory_core.ranking import DENSE_POOL, WINDOW, Scored, dense_order, rerank,
 from memory_core.read_policy import active_read_policy
 from memory_core.return_modes import matched_terms, present
 from memory_core.search import ranked
-from memory_core.selectors import MemoryNotFound
+from memory_core.selectors import MemoryNotFound, lineage_of
 from registrations.selectors import active_registration
 from tenancy.models import Agent
 
 MAX_SCAN = 2000
+# What a window reads of each candidate: what the read policy and ranking decide on, and an
+# event's ``occurred_at`` (annotated by ``_window``). Content and the other columns are read after,
+# for the items served and those shown other than raw (ranking matches on the text they show):
+# at a million memories, shipping and decoding every candidate's content cost ~6 ms a window.
+WINDOW_COLUMNS = (
+    "id",
+    "tenant_id",
+    "subject_kind",
+    "subject_id",
+    "scope",
+    "type",
+    "sensitivity",
+    "confidence",
+    "expires_at",
+    "valid_from",
+    "valid_to",
+    "state",
+    "revision",
+    "created_at",
+    "updated_at",
+)
+# The views ranking needs no content for: raw ranks on the window's BM25 rank and occurred_at
+# column, masked and metadata-only show no text to match; a summary view matches on its summary.
+RANKED_WITHOUT_CONTENT = ("deny", "raw", "metadata_only", "masked")
 SEARCHABLE_STATES = (Memory.State.ACTIVE, Memory.State.EXPIRED, Memory.State.DORMANT)
 
 
@@ -104,23 +129,33 @@ def recall(
     each hit, one hop (``memory_core.links``), the same way.
     """
     offset = _resume(agent, query, cursor)
-    policy, weights = active_read_policy(), weights_for(agent)
+    registration = active_registration(tenant_id=agent.tenant_id)
+    policy, weights = active_read_policy(), weights_for(agent, registration)
     pool = _candidates(agent, query)
     candidates = ranked(pool, query.text, tenant_id=agent.tenant_id)
     first = None  # valid_at reads history rows: their windows stay in BM25 order
     if not query.valid_at:
-        first = dense_order(candidates, query.text, policy=policy, context=context, weights=weights)
+        first = dense_order(candidates, query.text, policy=policy, context=context, weights=weights.default)
     rows: list[Scored] = []
     omitted, scanned, exhausted = 0, 0, False
     while len(rows) < limit and scanned < MAX_SCAN:
         start = offset - offset % WINDOW
         window = [_as_memory(row) for row in _window(candidates, first, start)]
+        rules = [policy.decide(memory, context) for memory in window]
+        _read_rest(
+            [
+                memory
+                for memory, rule in zip(window, rules, strict=True)
+                if rule.mode not in RANKED_WITHOUT_CONTENT
+            ]
+        )
         order = rerank(
             window,
-            [policy.decide(memory, context) for memory in window],
+            rules,
             query=query.text,
             weights=weights,
             tenant_id=agent.tenant_id,
+            registration=registration,
             at=query.valid_at,
         )
         for entry in order[offset - start :]:
@@ -134,6 +169,7 @@ def recall(
         if len(window) < WINDOW and offset >= start + len(window):
             exhausted = True
             break
+    _read_rest([entry.memory for entry in rows])
     served = [(entry.memory, entry.rule) for entry in rows]
     around, nearby, denied = _episode_context(served, pool, policy, context, neighbours)
     omitted += denied
@@ -176,6 +212,7 @@ def recall(
         )
         for entry in rows
     ]
+    version = weights.version(entry.memory.type for entry in rows)
     event = _record(
         agent,
         AccessEvent.Action.SEARCH,
@@ -186,18 +223,37 @@ def recall(
         omitted=omitted,
         next_offset=None if exhausted else offset,
         fingerprint=policy.fingerprint,
-        ranking_version=weights.version,
+        ranking_version=version,
+        registration_version=registration.version,
     )
-    return RecallResult(event.id, items, None if exhausted else event.id, weights.version)
+    return RecallResult(event.id, items, None if exhausted else event.id, version)
 
 
 def _window(candidates: QuerySet, first: list | None, start: int) -> list:
     """The candidates at [start, start + WINDOW): in the dense first stage's order as far as it reaches."""
+    if candidates.model is Memory:  # not history rows (``valid_at``): they become whole memories
+        candidates = candidates.only(*WINDOW_COLUMNS).annotate(
+            occurred_at=KeyTextTransform("occurred_at", "content")
+        )
     if first is None or start >= DENSE_POOL:
         return list(candidates[start : start + WINDOW])
     ids = first[start : start + WINDOW]
     rows = {row.pk: row for row in candidates.filter(pk__in=ids)} if ids else {}
     return [rows[pk] for pk in ids if pk in rows]
+
+
+def _read_rest(memories: list[Memory]) -> None:
+    """Read, in one query, the columns a window left out (content first) of these memories."""
+    missing = [memory for memory in memories if "content" in memory.get_deferred_fields()]
+    if not missing:
+        return
+    names = sorted(missing[0].get_deferred_fields() - {"search_vector"})
+    rows = {
+        row.pop("id"): row
+        for row in Memory.objects.filter(pk__any=[m.pk for m in missing]).values("id", *names)
+    }
+    for memory in missing:
+        memory.__dict__.update(rows[memory.pk])
 
 
 def _episode_context(served: list, pool: QuerySet, policy, context: dict, around: int) -> tuple:
@@ -257,7 +313,10 @@ def read_memory(*, agent: Agent, memory_id: uuid.UUID, context: dict) -> tuple[d
         fingerprint=policy.fingerprint,
     )
     MemoryReads.count(agent.tenant_id, memory.id)
-    return present(memory, rule.mode, evidence=evidence), rule.mode, rule.id
+    view = present(memory, rule.mode, evidence=evidence)
+    if rule.mode == "raw":  # a compaction summary names the source revisions it was derived from
+        view["derived_from"] = lineage_of(memory=memory)
+    return view, rule.mode, rule.id
 
 
 def _candidates(agent: Agent, query: RecallQuery) -> QuerySet[Memory]:
@@ -267,7 +326,11 @@ def _candidates(agent: Agent, query: RecallQuery) -> QuerySet[Memory]:
         states = list(SEARCHABLE_STATES)
     if query.valid_at:
         return _as_of(agent, query, states)
-    memories = Memory.objects.with_fence().filter(tenant_id=agent.tenant_id, state__in=states)
+    memories = (
+        Memory.objects.with_fence()
+        .defer("search_vector")  # ranking reads it in SQL; shipping every window's vectors cost ~5 ms
+        .filter(tenant_id=agent.tenant_id, state__in=states)
+    )
     if not query.include_inactive:
         memories = memories.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
     memories = _narrowed(memories, query)
@@ -342,7 +405,7 @@ def _evidence_by_memory(memories: list[Memory]) -> dict[uuid.UUID, list[dict]]:
     if not memories:
         return {}
     revisions = {memory.id: memory.revision for memory in memories}
-    links = MemoryEvidence.objects.filter(memory_id__in=revisions).select_related("evidence_revision")
+    links = MemoryEvidence.objects.filter(memory_id__any=list(revisions)).select_related("evidence_revision")
     evidence: dict[uuid.UUID, list[dict]] = {}
     for link in links:
         if link.memory_revision == revisions[link.memory_id]:
@@ -365,6 +428,7 @@ def _record(
     omitted: int = 0,
     next_offset: int | None = None,
     ranking_version: str = "",
+    registration_version: int | None = None,
 ) -> AccessEvent:
     event = AccessEvent.objects.create(
         tenant_id=agent.tenant_id,
@@ -380,7 +444,9 @@ def _record(
         next_offset=next_offset,
         policy_fingerprint=fingerprint,
         ranking_version=ranking_version,
-        registration_version=active_registration(tenant_id=agent.tenant_id).version,
+        registration_version=registration_version
+        if registration_version is not None
+        else active_registration(tenant_id=agent.tenant_id).version,
     )
     AccessEventItem.objects.bulk_create(
         AccessEventItem(

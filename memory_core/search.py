@@ -149,7 +149,7 @@ def _postgres(memories: QuerySet, groups: list[tuple[str, ...]], tenant_id) -> Q
     if not weighted:
         return memories.none().annotate(rank=Value(0.0, output_field=FloatField()))
     document = F("search_vector") if memories.model is Memory else search_document()
-    scored = memories.annotate(document=document)
+    scored = memories.alias(document=document)  # filtered and ranked on, never shipped
     selected: set = set()
     total = 0
     for frequency, found in weighted:  # rarest first, until the candidates would be enough

@@ -3,7 +3,7 @@
 from django.db.models import Prefetch, QuerySet
 
 from core.errors import NotFound
-from memory_core.models import AccessEvent, AccessEventItem, Memory
+from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryLineage
 
 
 class MemoryNotFound(NotFound):
@@ -46,3 +46,9 @@ def access_events(*, tenant_ids) -> QuerySet[AccessEvent]:
     return (
         AccessEvent.objects.filter(tenant_id__in=tenant_ids).select_related("agent").prefetch_related(items)
     )
+
+
+def lineage_of(*, memory: Memory) -> list[dict]:
+    """The source revisions a compaction summary was derived from (empty for any other memory)."""
+    rows = MemoryLineage.objects.filter(tenant_id=memory.tenant_id, successor=memory).order_by("source_id")
+    return [{"memory_id": str(row.source_id), "revision": row.source_revision} for row in rows]

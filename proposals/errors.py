@@ -35,3 +35,15 @@ class PublishNotPermitted(DomainError):
     code = "publish_not_permitted"
     status = 403
     title = "Only a person who may publish in this tenant asks to publish or approves it"
+
+
+class DreamingRunForeign(DomainError):
+    code = "dreaming_run_foreign"
+    status = 403
+    title = "Only the tenant's system agent proposes the actions of its own Dreaming runs"
+
+
+class DreamingRunNotFound(DomainError):
+    code = "dreaming_run_not_found"
+    status = 404
+    title = "No such Dreaming run"

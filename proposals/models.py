@@ -42,6 +42,7 @@ class Proposal(models.Model):
         ENTITY_CREATE = "entity_create"  # the target id is the entity's, not a memory's
         ENTITY_MERGE = "entity_merge"  # a reversible redirect of the target entity into another
         ENTITY_UNMERGE = "entity_unmerge"
+        COMPACT = "compact"  # the compaction sweep's verb: a summary successor, its sources made dormant
 
     ENTITY_ACTIONS = ("entity_create", "entity_merge", "entity_unmerge")
     LIFECYCLE_ACTIONS = (
@@ -53,7 +54,7 @@ class Proposal(models.Model):
         Action.DORMANT,
     )
     # Made by Custodian itself (evidence changes; an operator's publish request; sweeps), never by agents.
-    SYSTEM_ACTIONS = (Action.FENCE, Action.REVALIDATE, Action.REGISTER, Action.DORMANT)
+    SYSTEM_ACTIONS = (Action.FENCE, Action.REVALIDATE, Action.REGISTER, Action.DORMANT, Action.COMPACT)
     # Actions whose result is an active memory: its dedupe key must be free (one active memory per key).
     CLAIMS_DEDUPE_KEY = (Action.CREATE, Action.UPDATE, Action.RESTORE)
 
@@ -158,6 +159,14 @@ class Proposal(models.Model):
 
     status = models.CharField(max_length=24, choices=Status.choices)
     outcome = models.CharField(max_length=32, blank=True, help_text="Last executor outcome")
+    dreaming_run = models.ForeignKey(
+        "DreamingRun",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="proposals",
+        help_text="The Dreaming run whose plan this action belongs to (set only by the server)",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -255,6 +264,89 @@ class Proposal(models.Model):
         self.status = status
 
     transition_to.alters_data = True  # type: ignore[attr-defined]  # templates must not call it
+
+
+class DreamingRun(models.Model):
+    """One Bounded Dreaming pass over a frozen window: what it saw, who planned, what it proposed.
+
+    The window (2-8 active memories of one tenant, subject, scope and type),
+    each member's revision and evidence, the planner, the policy fingerprint,
+    the budget and the mode are frozen when the run is made; the executor
+    applies an action of the run only while every member is still where it
+    was frozen, or moved only by the run's own applied actions. The run's
+    status is read off its proposals (``status_from``), never stored as a
+    claim; only ``stale`` and ``refused``, which no proposal can show, are.
+    """
+
+    class Trigger(models.TextChoices):
+        DEDUPE_COLLISION = "dedupe_collision"  # members share a structured key (preference_key…)
+        NEAR_DUPLICATE = "near_duplicate"  # members say (almost) the same thing
+        CAPACITY = "capacity"  # the subject+scope+type holds more than its registered capacity
+        SCHEDULE = "schedule"
+
+    class Mode(models.TextChoices):
+        AUTO = "auto"  # low-risk actions auto-apply
+        POLICY_GATED = "policy_gated"  # low-risk actions apply if their gates hold at execution
+        PROPOSAL_ONLY = "proposal_only"  # every action waits for a reviewer
+
+    class Closed(models.TextChoices):
+        OPEN = ""
+        STALE = "stale"  # a member moved after freezing: zero writes from then on
+        REFUSED = "refused"  # the server refused the planner's plan: nothing was proposed
+
+    MIN_WINDOW, MAX_WINDOW, MAX_BUDGET = 2, 8, 8
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    trigger = models.CharField(max_length=24, choices=Trigger.choices)
+    subject_kind = models.CharField(max_length=16)
+    subject_id = models.CharField(max_length=256)
+    scope = models.CharField(max_length=16)
+    memory_type = models.CharField(max_length=32)
+    members = models.JSONField(help_text="[{memory_id, revision, evidence: [evidence revision ids]}]")
+    window_digest = models.CharField(max_length=64, help_text="Digest of the frozen members and revisions")
+    planner = models.CharField(max_length=64)
+    planner_version = models.CharField(max_length=32)
+    policy_fingerprint = models.CharField(max_length=64)
+    registration_version = models.PositiveIntegerField()
+    budget = models.PositiveSmallIntegerField()
+    mode = models.CharField(max_length=16, choices=Mode.choices)
+    plan = models.JSONField(default=list, help_text="The validated actions and the proposals each became")
+    closed = models.CharField(max_length=16, choices=Closed.choices, blank=True, default="")
+    closed_reason = models.TextField(blank=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "window_digest"], name="dreaming_run_window_once"),
+            models.CheckConstraint(condition=models.Q(budget__lte=8), name="dreaming_run_budget_lte_8"),
+        ]
+        indexes = [models.Index(fields=["tenant", "-created_at", "-id"], name="dreaming_run_recent_idx")]
+
+    def __str__(self) -> str:
+        return f"dreaming run {self.id} ({self.trigger})"
+
+    @property
+    def member_ids(self) -> list[str]:
+        return [member["memory_id"] for member in self.members]
+
+    def status_from(self, statuses: list[str]) -> str:
+        """The run's status as its proposals' statuses say (``statuses``: one per proposal)."""
+        if self.closed:
+            return self.closed
+        if not statuses:
+            return "empty"
+        applied = sum(status == Proposal.Status.APPLIED for status in statuses)
+        open_ = sum(status in Proposal.OPEN_STATUSES for status in statuses)
+        if applied == len(statuses):
+            return "applied"
+        if applied:
+            return "partially_applied"
+        if open_:
+            return "planned"
+        return "rejected"
 
 
 VERDICT_SEAL = "proposal.verdict"

@@ -38,8 +38,13 @@ class ProposalPayload(TypedDict, total=False):
     reason: str  # lifecycle verbs, fence, revalidate, register
     entity: dict[str, Any]  # entity_*: kind, name, aliases (create); entity_id, into_entity_id (merge)
     link: dict[str, Any]  # link: to_memory_id, to_revision, relation
+    compaction: dict[str, Any]  # compact: subject, scope, type, members [{memory_id, revision}], content
     registration_id: uuid.UUID  # register: the candidate to publish
     requested_by: int  # register: the operator (user id) who asked; never one of its approvers
     evidence: list[EvidenceBinding]
     policy_context: dict[str, Any]
     rationale: str
+    # Set only by the Dreaming service (no API serializer carries them): the run the action
+    # belongs to, and whether the server judged it high risk.
+    dreaming_run: Any
+    dreaming_high_risk: bool

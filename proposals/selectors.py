@@ -3,12 +3,12 @@
 import uuid
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 
 from memory_core.models import Memory
 from memory_core.selectors import active_memories_with_dedupe_key
 from proposals.errors import ProposalNotFound
-from proposals.models import Proposal
+from proposals.models import DreamingRun, Proposal
 from tenancy.models import Agent, Tenant
 
 
@@ -64,3 +64,17 @@ def dedupe_conflicts(proposal: Proposal, *, limit: int = 10) -> DedupeConflicts:
         .order_by("created_at", "pk")
     )
     return DedupeConflicts(list(memories[:limit]), list(proposals[:limit]))
+
+
+def dreaming_runs(*, tenants) -> QuerySet[DreamingRun]:
+    """Return the Dreaming runs of ``tenants`` (queryset or ids), newest first, with their proposals."""
+    return (
+        DreamingRun.objects.filter(tenant__in=tenants)
+        .prefetch_related(Prefetch("proposals", queryset=Proposal.objects.order_by("created_at", "id")))
+        .order_by("-created_at", "-id")
+    )
+
+
+def dreaming_run_status(run: DreamingRun) -> str:
+    """The run's status as its (prefetched) proposals say."""
+    return run.status_from([proposal.status for proposal in run.proposals.all()])

@@ -25,3 +25,19 @@ def dormancy_sweep_task() -> int:
     from proposals.services import propose_dormancy
 
     return propose_dormancy()
+
+
+@shared_task(name="proposals.dreaming_pass", ignore_result=True)
+def dreaming_pass_task() -> int:
+    """Consolidate duplicates and collisions in bounded, frozen windows (proposals only)."""
+    from proposals.services.dreaming import dreaming_pass
+
+    return dreaming_pass().runs
+
+
+@shared_task(name="proposals.compaction_sweep", ignore_result=True)
+def compaction_sweep_task() -> int:
+    """Propose compactions for subject+scope+type groups over their registered capacity."""
+    from proposals.services import propose_compactions
+
+    return propose_compactions()

@@ -44,7 +44,11 @@ _ENTRY_KEYS = {"schema", "labels", "ranking_weights", "activation", "capacity", 
 # observe: {"keys": [...]}: structured observation fields with these keys become key/value
 # candidates of this type (proposals.extraction); only types with a key/value pair of fields.
 # links: {"relations": [...]}: the relations a memory of this type may link out by (an allowlist).
-_OPTIONAL_ENTRY_KEYS = {"observe", "links"}
+# dreaming: {"mode": ...}: how Bounded Dreaming's low-risk actions on this type are routed
+# (proposal_only when left out: every action waits for a reviewer).
+_OPTIONAL_ENTRY_KEYS = {"observe", "links", "dreaming"}
+DREAMING_MODES = ("auto", "policy_gated", "proposal_only")
+DEFAULT_DREAMING_MODE = "proposal_only"
 LINK_RELATIONS = ("supports", "contradicts", "supersedes", "about", "same_as")
 OBSERVE_KEY_FIELDS = {
     "profile": ("profile_key", "profile_value"),
@@ -193,6 +197,8 @@ def _default_entry(memory_type: str) -> dict:
         "activation": {"decay": 0.5, "importance": 0.0, "dormancy": {"threshold": -2.0, "days": 30}},
         "capacity": {"per_subject_scope": None},
         "rules": list(_RULES.get(memory_type, [])),
+        # Dreaming's merges record their lineage as survivor -supersedes-> duplicate.
+        "links": {"relations": ["supersedes"]},
     }
 
 
@@ -251,6 +257,16 @@ def _entry_problems(path: str, entry: Any):
         yield from _observe_problems(f"{path}/observe", path.rsplit("/", 1)[-1], entry["observe"])
     if "links" in entry:
         yield from _links_problems(f"{path}/links", entry["links"])
+    if "dreaming" in entry:
+        dreaming = entry["dreaming"]
+        if (
+            not isinstance(dreaming, dict)
+            or set(dreaming) != {"mode"}
+            or dreaming["mode"] not in DREAMING_MODES
+        ):
+            yield _problem(
+                f"{path}/dreaming", f"an object with exactly 'mode', one of {list(DREAMING_MODES)}"
+            )
     schema = entry["schema"]
     yield from _schema_problems(f"{path}/schema", schema, root=True)
     labels = entry["labels"]

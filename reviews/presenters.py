@@ -33,6 +33,13 @@ def plain_language(proposal: Proposal, memory: Memory | None) -> str:
             f"Remember a new {proposal.memory_type.replace('_', ' ')} about "
             f"{subject.get('kind')}:{subject.get('id')} in {proposal.memory_scope} scope: “{statement}”."
         )
+    if proposal.action == Proposal.Action.COMPACT:  # (fields are scrubbed once the summary is purged)
+        subject = proposal.fields.get("memory", {}).get("subject", {})
+        return (
+            f"Summarise {len(proposal.fields.get('members', []))} {proposal.memory_type.replace('_', ' ')}"
+            f" memories about {subject.get('kind')}:{subject.get('id')} into one new memory"
+            " and make them dormant."
+        )
     changed = ", ".join(sorted(proposal.fields)) or "nothing"
     where = f"revision {proposal.base_revision}" + (f" (now {memory.revision})" if memory else "")
     text = f"Change {changed} of memory {proposal.target_memory_id} from {where}."
@@ -41,8 +48,8 @@ def plain_language(proposal: Proposal, memory: Memory | None) -> str:
 
 def diff_rows(proposal: Proposal, memory: Memory | None) -> list[DiffRow]:
     """Return content fields, then memory fields, as (current, proposed) pairs."""
-    if proposal.action in (*Proposal.ENTITY_ACTIONS, Proposal.Action.LINK):
-        # Entity actions and links change no memory: the reviewer reads the frozen action itself.
+    if proposal.action in (*Proposal.ENTITY_ACTIONS, Proposal.Action.LINK, Proposal.Action.COMPACT):
+        # Entity actions, links and compactions: the reviewer reads the frozen action itself.
         return [DiffRow(name, None, _show(value)) for name, value in sorted(proposal.fields.items())]
     current = memory.snapshot() if memory else {}
     proposed = {**current, **proposal.fields}

@@ -13,8 +13,9 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
-from proposals.errors import ProposalNotFound
-from proposals.models import Proposal
+from proposals.errors import DreamingRunNotFound, ProposalNotFound
+from proposals.models import DreamingRun, Proposal
+from proposals.selectors import dreaming_runs
 from reviews.models import ReviewDecision
 from tenancy.models import Tenant
 from tenancy.selectors import AUDIT, DECIDE, decidable_tenants, viewable_tenants  # noqa: F401 (re-exported)
@@ -251,3 +252,16 @@ def _by_rule(queue: QuerySet[Proposal], decisions: QuerySet[ReviewDecision]) -> 
         rows.setdefault(row["proposal__matched_rule"], {"waiting": 0, "decided": 0})["decided"] = row["n"]
     ranked = sorted(rows.items(), key=lambda item: (-item[1]["waiting"] - item[1]["decided"], item[0]))
     return [{"rule": rule, **counts} for rule, counts in ranked[:TOP_RULES]]
+
+
+def dreaming_runs_for_review(*, user) -> QuerySet[DreamingRun]:
+    """The Dreaming runs of the tenants this person may view, newest first."""
+    return dreaming_runs(tenants=viewable_tenants(user)).select_related("tenant")
+
+
+def dreaming_run_for_review(*, user, run_id: uuid.UUID) -> DreamingRun:
+    """One run the person may view; another tenant's run is not found, like a missing one."""
+    run = dreaming_runs_for_review(user=user).filter(pk=run_id).first()
+    if run is None:
+        raise DreamingRunNotFound()
+    return run

@@ -22,8 +22,8 @@ from core.errors import DomainError
 from core.keyset import keyset_page
 from evidence.models import EvidenceRevision
 from memory_core.selectors import memory_at_revision, memory_history, memory_or_none
-from proposals.errors import ProposalNotFound
-from proposals.selectors import dedupe_conflicts
+from proposals.errors import DreamingRunNotFound, ProposalNotFound
+from proposals.selectors import dedupe_conflicts, dreaming_run_status
 from reviews.charts import hbars, y_ticks
 from reviews.figures import cited_figures, evidence_rows, external_link, found_figures
 from reviews.forms import BulkApproveForm, DecideTogetherForm, DecisionForm, QueueFilterForm
@@ -41,6 +41,8 @@ from reviews.selectors import (
     can_decide,
     count_up_to,
     decision_history,
+    dreaming_run_for_review,
+    dreaming_runs_for_review,
     is_submitter,
     needing,
     proposal_for_review,
@@ -217,6 +219,40 @@ def dashboard(request):
         "rules": {"bars": rule_bars, "height": rule_height},
     }
     return render(request, "reviews/dashboard.html", context)
+
+
+@login_required
+def dreaming_runs_page(request):
+    runs = list(dreaming_runs_for_review(user=request.user)[:PAGE_SIZE])
+    for run in runs:
+        run.status = dreaming_run_status(run)  # type: ignore[attr-defined]  # for the template only
+    return render(request, "reviews/dreaming_runs.html", {"runs": runs})
+
+
+@login_required
+def dreaming_run_page(request, run_id):
+    """One run as one reviewable unit: its frozen window, its plan, and each action's diff."""
+    try:
+        run = dreaming_run_for_review(user=request.user, run_id=run_id)
+    except DreamingRunNotFound:
+        raise Http404("No such Dreaming run") from None
+    proposals = {str(proposal.pk): proposal for proposal in run.proposals.all()}
+    members = []
+    for member in run.members:
+        memory = memory_or_none(tenant_id=run.tenant_id, memory_id=member["memory_id"])
+        frozen = memory_at_revision(memory=memory, revision=member["revision"])
+        members.append({"frozen": member, "memory": memory, "statement": frozen.statement if frozen else ""})
+    plan = []
+    for action in run.plan:
+        steps = []
+        for proposal_id in action.get("proposals", []):
+            proposal = proposals[proposal_id]
+            memory = memory_or_none(tenant_id=run.tenant_id, memory_id=proposal.target_memory_id)
+            base = memory_at_revision(memory=memory, revision=proposal.base_revision)
+            steps.append({"proposal": proposal, "diff": diff_rows(proposal, base)})
+        plan.append({"action": action, "steps": steps})
+    context = {"run": run, "status": dreaming_run_status(run), "members": members, "plan": plan}
+    return render(request, "reviews/dreaming_run.html", context)
 
 
 def _proposal_or_404(request, proposal_id):

@@ -29,6 +29,8 @@ FACTS: dict[str, set] = {
     "own_subject": {True, False},
     "escalation": {"none", *ESCALATIONS},
     "ttl": {"none", "running", "elapsed"},
+    # none, or the routing mode of the Dreaming run the action belongs to (high_risk overrides it)
+    "dreaming": {"none", "auto", "policy_gated", "proposal_only", "high_risk"},
 }
 _RULE_KEYS = {
     "id",

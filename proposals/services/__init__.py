@@ -5,6 +5,7 @@ public functions are the steps other apps take on proposals.
 """
 
 from proposals.services.batch import BatchItem, submit_proposals
+from proposals.services.compaction_sweep import propose_compactions
 from proposals.services.dormancy import propose_dormancy
 from proposals.services.evidence_changes import add_evidence_revision, invalidate_evidence_revision
 from proposals.services.purge import scrub_purged_content
@@ -33,6 +34,7 @@ __all__ = [
     "escalate_to_review",
     "expire_overdue_reviews",
     "invalidate_evidence_revision",
+    "propose_compactions",
     "propose_dormancy",
     "propose_fences",
     "propose_retention_expiries",

@@ -16,11 +16,13 @@ from memory_core.models import Memory
 from memory_core.selectors import active_memories_with_dedupe_key
 from proposals.errors import (
     BaseRevisionStale,
+    DreamingRunForeign,
 )
 from proposals.models import Proposal
 from proposals.payloads import EvidenceBinding, MemoryFields, ProposalPayload
 from proposals.policy import Verdict, active_rule_set, classify
 from proposals.policy.transition import escalation, strictest_sensitivity
+from proposals.services.compaction import member_evidence, prepare_compaction
 from proposals.services.entities import prepare_entity
 from proposals.services.linking import prepare_link
 from registrations.compiled import ActiveRegistration
@@ -53,6 +55,8 @@ def freeze_and_classify(
     looked it up (a batch freezes all its items under one).
     """
     context = bind_policy_context(agent, payload.get("policy_context") or {})
+    if proposal.action == Proposal.Action.COMPACT:  # bound to its members' evidence, never to a claim
+        payload = {**payload, "evidence": member_evidence(agent.tenant_id, payload)}  # type: ignore[typeddict-item]
     proposal.evidence = sorted(
         (_binding_json(b) for b in payload.get("evidence", [])),
         key=lambda b: (b["evidence_id"], b["revision"]),
@@ -69,6 +73,11 @@ def freeze_and_classify(
         memory, target_fact, result = None, *_prepare_create(proposal, payload["memory"], registration)
     elif proposal.action in Proposal.ENTITY_ACTIONS:
         memory, target_fact, result = None, *prepare_entity(proposal, agent.tenant_id, payload)
+    elif proposal.action == Proposal.Action.COMPACT:
+        memory, target_fact, result = (
+            None,
+            *prepare_compaction(proposal, agent.tenant_id, payload, registration),
+        )
     else:
         memory = _target_memory(agent, payload)
         prepare: Callable[[Proposal, Memory | None, ProposalPayload, ActiveRegistration], tuple[str, dict]]
@@ -103,6 +112,7 @@ def freeze_and_classify(
             proposal.action, before, result, fenced=memory is not None and memory.is_fenced
         ),
         "ttl": _ttl_fact(memory),
+        "dreaming": _dreaming_fact(proposal, agent, payload),
     }
     verdict = classify(active_rule_set(), facts)
     _apply_verdict(proposal, verdict, facts)
@@ -229,6 +239,17 @@ def _dedupe_fact(tenant_id, result: dict, memory_id) -> str:
     if any(digest(content) == digest(result["content"]) for content in others):
         return "duplicate"
     return "contradiction"
+
+
+def _dreaming_fact(proposal: Proposal, agent: Agent, payload: ProposalPayload) -> str:
+    """Bind the proposal to its Dreaming run (the tenant's system agent only) and return its mode."""
+    run = payload.get("dreaming_run")
+    if run is None:
+        return "none"
+    if not agent.is_system or run.tenant_id != agent.tenant_id:
+        raise DreamingRunForeign()
+    proposal.dreaming_run = run
+    return "high_risk" if payload.get("dreaming_high_risk") else run.mode
 
 
 def _ttl_fact(memory: Memory | None) -> str:

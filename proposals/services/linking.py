@@ -82,8 +82,18 @@ def ends_evidence(source: Memory, target: Memory) -> dict[str, list[dict[str, An
     return bindings
 
 
-def link_refusal(proposal: Proposal, source: Memory, registration: ActiveRegistration) -> str | None:
-    """Why the executor must not write this link now (None: write it); the same checks as freezing."""
+def link_refusal(
+    proposal: Proposal,
+    source: Memory,
+    registration: ActiveRegistration,
+    *,
+    moved_by_run: frozenset[str] = frozenset(),
+) -> str | None:
+    """Why the executor must not write this link now (None: write it); the same checks as freezing.
+
+    ``moved_by_run``: members a Dreaming run moved itself (its merged-away duplicates, now
+    dormant); the executor checked that nothing else moved them, so the other end may be one.
+    """
     fields = proposal.fields
     if fields["relation"] not in allowed_relations(registration, source.type):
         return f"relation {fields['relation']} is no longer allowed from {source.type}"
@@ -93,9 +103,10 @@ def link_refusal(proposal: Proposal, source: Memory, registration: ActiveRegistr
         .filter(tenant_id=source.tenant_id, pk=fields["to_memory_id"])
         .first()
     )
-    if other is None or not other.is_active:
+    by_run = other is not None and str(other.pk) in moved_by_run
+    if other is None or not (other.is_active or (by_run and other.state == Memory.State.DORMANT)):
         return "the other end is no longer an active memory"
-    if other.revision != fields["to_revision"] or other.scope != source.scope:
+    if (other.revision != fields["to_revision"] and not by_run) or other.scope != source.scope:
         return f"the other end moved (revision {other.revision}, scope {other.scope})"
     if ends_evidence(source, other) != fields["evidence"]:
         return "the evidence of an end changed"

@@ -16,7 +16,7 @@ PROPOSALS, RECEIPTS, AUDIT, QUEUE = (
 )
 FILTERS = {
     PROPOSALS: {"status", "classification"},
-    RECEIPTS: {"proposal", "memory"},
+    RECEIPTS: {"proposal", "memory", "dreaming_run"},
     AUDIT: {"memory", "actor", "action", "correlation_id", "since"},
     QUEUE: {"type", "scope", "risk_level", "agent", "reason", "older_than_hours"},
 }
@@ -25,6 +25,7 @@ INVALID = [
     (PROPOSALS, {"classification": "nonsense"}),
     (RECEIPTS, {"proposal": "not-a-uuid"}),
     (RECEIPTS, {"memory": "42"}),
+    (RECEIPTS, {"dreaming_run": "not-a-uuid"}),
     (AUDIT, {"memory": "not-a-uuid"}),
     (AUDIT, {"actor": "a" * 65}),
     (AUDIT, {"action": "write"}),

@@ -64,6 +64,7 @@ def test_smoke_benchmark_runs_every_part_and_writes_the_report(tmp_path):
         "review",
         "recall",
         "maintenance",
+        "dreaming",
         "floor",
         "startup",
         "quality",
@@ -74,6 +75,11 @@ def test_smoke_benchmark_runs_every_part_and_writes_the_report(tmp_path):
     maintenance = results["maintenance"]
     assert maintenance["proposals"]["proposed"] > 0
     assert sum(row["candidates"] for row in maintenance["selection"].values()) > 0
+    dreaming = results["dreaming"]
+    assert dreaming["selection"]["windows"] > 0 and dreaming["pass"]["proposals"] > 0
+    assert dreaming["pass"]["stale"] == dreaming["pass"]["refused"] == 0
+    assert dreaming["observations"]["refused"] == 0 and dreaming["observations"]["proposals"] > 0
+    assert maintenance["compaction"]["sweep"]["applied"] > 0
     quality = results["quality"]
     assert quality["refused_turns"] == 0 and quality["memories"] == quality["turns"] > 0
     assert quality["search"]["count"] == quality["questions"] > 0 and quality["search"]["errors"] == 0

@@ -20,7 +20,12 @@ from executor.models import Receipt
 from executor.services import apply_entries
 from memory_core.models import AccessEvent, Memory
 from proposals.models import OutboxEntry
-from proposals.services import expire_overdue_reviews, propose_dormancy, propose_retention_expiries
+from proposals.services import (
+    expire_overdue_reviews,
+    propose_compactions,
+    propose_dormancy,
+    propose_retention_expiries,
+)
 from tenancy.services import grant_delegation, issue_user_token
 from tests.factories import create_payload, factor_fact, make_person, owner_context, user_preference
 
@@ -129,6 +134,7 @@ def test_the_web_and_executor_processes_run_on_their_grants_alone(agent, other_a
     with connected_as("custodian_executor"):
         assert propose_retention_expiries() == 1  # the other tenant's first system agent, too
         assert propose_dormancy() == 0  # the dormancy sweep reads memories, reads and registrations
+        assert propose_compactions() == 0  # so does the compaction sweep (no capacity registered)
         expire_overdue_reviews()
         _drain()
     assert Receipt.objects.filter(outcome="unauthorised_release").count() == 0

@@ -7,6 +7,8 @@ import pytest
 from django.utils import timezone
 
 from memory_core.activation import base_level
+from memory_core.models import AccessEvent
+from memory_core.ranking import DEFAULT_VERSION, WEIGHTS
 from registrations.document import DEFAULT_DOCUMENT
 from tests.factories import apply_released, approve
 from tests.registrations.test_publish import _requested
@@ -35,3 +37,35 @@ def test_a_published_decay_and_importance_change_the_activation(agent, api, reme
     assert published["base_level"] == pytest.approx(expected, abs=1e-3)
     assert published["value"] > default["value"]
     assert math.isfinite(published["base_level"])
+
+
+def test_a_type_ranks_with_the_weights_version_its_registration_names(
+    agent, api, remember, operator, publisher
+):
+    """A type's registered ``ranking_weights`` replace the tenant default for its items only; the
+    response and the access event name every version the served items ranked with."""
+    fact = remember("Alice holds weekly summaries dear", type="semantic_fact")
+    preference = remember("Alice prefers weekly summaries")
+    document = copy.deepcopy(DEFAULT_DOCUMENT)
+    document["types"]["preference"]["ranking_weights"] = "2026-12-01.1"  # the version without dense
+    _, proposal = _requested(agent, operator, document)
+    approve(publisher, proposal)
+    apply_released(proposal)
+
+    body = api.post("/api/v1/recall/search", {"query": "weekly summaries"}, format="json").json()
+    weights = {
+        item["memory"]["memory_id"]: item["explanation"]["dense"]["weight"] for item in body["results"]
+    }
+    assert weights == {
+        str(preference.id): WEIGHTS["2026-12-01.1"].dense,
+        str(fact.id): WEIGHTS[DEFAULT_VERSION].dense,
+    }
+    assert body["weights_version"] == f"2026-12-01.1+{DEFAULT_VERSION}"
+    assert AccessEvent.objects.get(pk=body["recall_id"]).ranking_version == body["weights_version"]
+
+    only = api.post(
+        "/api/v1/recall/search",
+        {"query": "weekly summaries", "filters": {"types": ["preference"]}},
+        format="json",
+    ).json()
+    assert only["weights_version"] == "2026-12-01.1"

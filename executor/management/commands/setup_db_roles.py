@@ -78,6 +78,7 @@ EXECUTOR_WRITES = {
     "memory_core_entity": "INSERT, UPDATE (redirect_to_id, receipt_id, updated_at)",  # merges are redirects
     "memory_core_memorylink": "INSERT, DELETE",  # allowlisted links; a purge of either end removes them
     "memory_core_memoryvector": "INSERT, DELETE",  # embedded when a revision is applied; purged with it
+    "memory_core_memorylineage": "INSERT, DELETE",  # compaction lineage; a purge of a source removes its row
     # BM25 statistics, kept by triggers on memories in the executor's own transaction.
     "memory_core_searchcorpus": "INSERT, UPDATE",
     "memory_core_searchterm": "INSERT, UPDATE, DELETE",
@@ -85,6 +86,9 @@ EXECUTOR_WRITES = {
     "proposals_proposal": "INSERT, UPDATE",
     "proposals_historicalproposal": "INSERT, UPDATE",
     "proposals_proposalevidence": "INSERT",
+    # Bounded Dreaming runs (the beat task runs in the executor's worker); the executor closes a
+    # run stale when its window moved (and locks it, which takes UPDATE).
+    "proposals_dreamingrun": "INSERT, UPDATE (plan, closed, closed_reason, closed_at)",
     "tenancy_agent": "INSERT",  # a tenant's system agent, on its first retention sweep
     "registrations_registration": "UPDATE (status, version, published_at, receipt_id, updated_at)",  # publish
 }

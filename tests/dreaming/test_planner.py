@@ -1,0 +1,82 @@
+"""The default planner is pure and deterministic, and its plans pass the server's checks."""
+
+from proposals.dreaming import Member, RulePlanner, Window, near_duplicate_clusters
+from proposals.services.dreaming import FrozenWindow, check_plan, high_risk
+
+ALICE = {"kind": "user", "id": "pm-alice"}
+
+
+def _member(n: int, statement: str, *, entities=(), sensitivity="internal", **content) -> Member:
+    return Member(
+        memory_id=f"00000000-0000-0000-0000-00000000000{n}",
+        revision=1,
+        type="preference",
+        scope="user",
+        subject=ALICE,
+        sensitivity=sensitivity,
+        content={"statement": statement, **content},
+        created_at=f"2026-11-0{n}T00:00:00+00:00",
+        entities=tuple(entities),
+    )
+
+
+def _frozen(members, relations=("supersedes",)) -> FrozenWindow:
+    window = Window("schedule", tuple(members), 8, relations)
+    return FrozenWindow(None, window, ALICE, "user", "preference", "proposal_only", 1, {})
+
+
+def test_duplicates_merge_into_the_oldest_and_a_contradiction_updates_a_non_survivor():
+    members = [
+        _member(1, "Alice wants weekly summaries", preference_key="cadence", preference_value="weekly"),
+        _member(2, "alice wants weekly summaries!", preference_key="cadence", preference_value="weekly"),
+        _member(3, "Alice wants daily summaries now", preference_key="cadence", preference_value="daily"),
+    ]
+    frozen = _frozen(members)
+    plan = RulePlanner().plan(frozen.window)
+    assert [(a.kind, a.target[-1], a.other[-1:]) for a in plan] == [("merge", "1", "2")]
+    # The older survivor is kept as it is: no update may race its lineage link.
+    assert check_plan(frozen, plan) == plan
+    assert RulePlanner().plan(frozen.window) == plan  # deterministic
+
+
+def test_a_contradiction_closes_the_older_statement_and_is_high_risk():
+    members = [
+        _member(1, "Alice wants weekly summaries", preference_key="cadence", preference_value="weekly"),
+        _member(2, "Alice now wants daily summaries", preference_key="cadence", preference_value="daily"),
+    ]
+    frozen = _frozen(members)
+    (update,) = RulePlanner().plan(frozen.window)
+    assert (update.kind, update.target, update.fields) == (
+        "update",
+        members[0].memory_id,
+        {"valid_to": members[1].created_at},
+    )
+    assert check_plan(frozen, [update]) and high_risk(frozen, update)
+
+
+def test_numbers_and_keys_guard_near_duplicates():
+    a = _member(1, "Alice wants the Sharpe report at 9 every Monday morning please")
+    b = _member(2, "Alice wants the Sharpe report at 10 every Monday morning please")
+    c = _member(3, "Alice wants the Sharpe report at 9 every Monday morning")
+    assert near_duplicate_clusters([a, b]) == []  # a differing number is never a merge
+    assert near_duplicate_clusters([a, b, c]) == [[a, c]]
+    keyed = _member(
+        4, "Alice wants the Sharpe report at 9 every Monday morning", preference_key="k", preference_value=1
+    )
+    assert near_duplicate_clusters([c, keyed]) == []
+
+
+def test_members_naming_one_entity_are_linked_only_if_the_type_allows_about():
+    members = [
+        _member(1, "Alice likes ACME reports", entities=["e1"]),
+        _member(2, "ACME memos go to Alice", entities=["e1"]),
+    ]
+    assert RulePlanner().plan(_frozen(members).window) == []
+    (link,) = RulePlanner().plan(_frozen(members, ("supersedes", "about")).window)
+    assert (link.kind, link.relation) == ("link", "about")
+
+
+def test_the_plan_is_cut_at_the_budget():
+    members = [_member(n, "Alice prefers weekly summaries") for n in range(1, 10)]
+    window = Window("near_duplicate", tuple(members), 3, ())
+    assert len(RulePlanner().plan(window)) == 3
