@@ -42,7 +42,11 @@ faults: $(BIN)/.installed
 
 # The benchmark suite (bench/README.md): a fresh database `custodian_bench` on the local
 # PostgreSQL, Redis db 13, gunicorn and Celery executor workers. BENCH_ARGS="--only recall" etc.
+# The gateway part drives both servers with wrk (Debian's package): installed here if missing
+# (as root), never by `make test`; without it the run stops with what to install.
 bench: $(BIN)/.installed
+	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y wrk >/dev/null && \
+		command -v wrk >/dev/null; } || { echo "make bench needs wrk: sudo apt-get install -y wrk" >&2; exit 1; }
 	$(BIN)/python -m bench --scale full $(BENCH_ARGS)
 
 bench-smoke: $(BIN)/.installed

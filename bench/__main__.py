@@ -4,6 +4,7 @@ python -m bench                      # the full run (make bench)
 python -m bench --scale smoke        # seconds; CI runs this
 python -m bench --only recall,verify # some parts (see bench/README.md)
 python -m bench --only quality --embedded  # on the embedded default (SQLite, filesystem broker)
+python -m bench --only gateway       # MGP's reference gateway beside Custodian's submit (needs wrk)
 """
 
 import argparse
@@ -30,14 +31,21 @@ PARTS = [
     "floor",
     "startup",
     "quality",
+    "gateway",
 ]
 EMBEDDED_PARTS = {"quality"}  # the others seed with PostgreSQL's COPY
+# Needs wrk and PyPI (it installs MGP's reference gateway): a full run's part, never CI's smoke run.
+FULL_ONLY_PARTS = {"gateway"}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--scale", choices=["smoke", "full"], default="full")
-    parser.add_argument("--only", default=",".join(PARTS), help=f"comma-separated parts of {PARTS}")
+    parser.add_argument(
+        "--only",
+        default="",
+        help=f"comma-separated parts of {PARTS} (default: all; smoke: all but {sorted(FULL_ONLY_PARTS)})",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     parser.add_argument(
         "--database-url",
@@ -59,7 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--recall-sizes", default="", help="comma-separated sizes, instead of the scale's")
     args = parser.parse_args(argv)
-    parts = [part.strip() for part in args.only.split(",") if part.strip()]
+    parts = [part.strip() for part in args.only.split(",") if part.strip()] or [
+        part for part in PARTS if args.scale == "full" or part not in FULL_ONLY_PARTS
+    ]
     unknown = set(parts) - set(PARTS)
     if unknown:
         parser.error(f"unknown parts: {sorted(unknown)}")

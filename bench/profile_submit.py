@@ -1,8 +1,11 @@
-"""In-process cost of a submission: CPU ms and SQL statements per proposal, single and batched.
+"""In-process cost of a submission: CPU ms, SQL statements and Redis round trips per proposal.
 
 Wall-clock throughput on a shared machine measures the neighbours; this counts the web process's
-own CPU (``time.process_time``) and its statements, through the real URL, auth, throttle and
-services (Django's test client, no sockets). Run against a scratch database:
+own CPU (``time.process_time``), its statements and its Redis round trips (throttle counter,
+broker publishes), through the real URL, auth, throttle and services (Django's test client, no
+sockets). ``wall_ms_to_response`` is the time until the response exists, before the test client
+closes it (what runs after that, such as a deferred nudge, delays the next request on this
+worker but not this caller). Run against a scratch database:
 
     DATABASE_URL=postgres://…/scratch REDIS_URL=redis://…/N python -m bench.profile_submit [--profile]
 """
@@ -14,6 +17,7 @@ import pstats
 import time
 
 import django
+import redis.connection
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup()
@@ -27,6 +31,54 @@ from rest_framework.test import APIClient  # noqa: E402
 from bench.world import make_world, preference_payload  # noqa: E402
 
 
+class RedisRoundTrips:
+    """Count Redis round trips in this process: one per command sent, one per pipeline sent."""
+
+    count = 0
+
+    def __enter__(self):
+        self._send = redis.connection.AbstractConnection.send_packed_command
+        counter = self
+
+        def send(connection, command, check_health=True):
+            counter.count += 1
+            return counter._send(connection, command, check_health)
+
+        redis.connection.AbstractConnection.send_packed_command = send  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc):
+        redis.connection.AbstractConnection.send_packed_command = self._send  # type: ignore[method-assign]
+
+
+class ResponseClock:
+    """Record when each response exists, before the client closes it (closing runs after-response work)."""
+
+    def __init__(self):
+        self.until_response = 0.0
+        self._started = 0.0
+
+    def start(self):
+        self._started = time.perf_counter()
+
+    def __call__(self, get_response):
+        def middleware(request):
+            response = get_response(request)
+            self.until_response += time.perf_counter() - self._started
+            return response
+
+        return middleware
+
+
+CLOCK = ResponseClock()  # installed first in MIDDLEWARE by main()
+
+
+def _clock() -> ResponseClock:
+    from bench import profile_submit  # the instance Django imported, not __main__'s when run with -m
+
+    return profile_submit.CLOCK
+
+
 def measure(client: APIClient, world, *, proposals: int, batch: int, start: int, profiler=None) -> dict:
     """Submit ``proposals`` (one per request when ``batch`` is 0); return CPU ms and statements each."""
     requests = []
@@ -38,9 +90,12 @@ def measure(client: APIClient, world, *, proposals: int, batch: int, start: int,
             break
         requests.append(chunk)
     cpu = 0.0
-    with CaptureQueriesContext(connection) as queries:
+    clock = _clock()
+    clock.until_response = 0.0
+    with CaptureQueriesContext(connection) as queries, RedisRoundTrips() as trips:
         for chunk in requests:
             started = time.process_time()
+            clock.start()
             if profiler:
                 profiler.enable()
             if batch:
@@ -65,6 +120,8 @@ def measure(client: APIClient, world, *, proposals: int, batch: int, start: int,
     return {
         "cpu_ms_per_proposal": round(cpu * 1000 / proposals, 2),
         "statements_per_proposal": round(len(queries.captured_queries) / proposals, 2),
+        "redis_round_trips_per_proposal": round(trips.count / proposals, 2),
+        "wall_ms_to_response_per_proposal": round(clock.until_response * 1000 / proposals, 2),
     }
 
 
@@ -75,6 +132,7 @@ def main() -> None:
     args = parser.parse_args()
     settings.DEBUG = False
     settings.CUSTODIAN_API_RATE = "1000000/min"
+    settings.MIDDLEWARE = ["bench.profile_submit.CLOCK", *settings.MIDDLEWARE]
     call_command("migrate", verbosity=0)
     world = make_world(f"profile-{time.time_ns()}")
     client = APIClient()

@@ -30,6 +30,11 @@ def evaluate(results: dict) -> list[dict]:
         if results["submit"].get("batch"):
             rate = min(run["proposals_per_second"] for run in results["submit"]["batch"])
             target("batch submit (proposals/s, slowest run)", rate, "≥ 1000", rate >= 1000)
+    if "gateway" in results and "ratio" in results["gateway"]:
+        ratio = results["gateway"]["ratio"].get("connections_8", 0)
+        target("governed submit ÷ MGP reference gateway, 8 connections", ratio, "≥ 2.5", ratio >= 2.5)
+        mean = results["gateway"]["custodian"]["connections_1"]["mean_ms"]
+        target("governed submit mean latency, 1 connection, wrk (ms)", mean, "≤ 10", mean <= 10)
     if "conversation" in results:
         conversation = results["conversation"]
         seconds = conversation["submitted_to_all_applied_seconds"]
@@ -114,6 +119,8 @@ def markdown(document: dict) -> str:
             f"| {label} | {summary.get('p50_ms', '')} | {summary.get('p95_ms', '')} | {rate} | "
             f"{summary.get('errors', '')} |"
         )
+    if "gateway" in results:
+        lines += ["", *gateway_table(results["gateway"])]
     if "startup" in results:
         lines += ["", "| top-level import of `manage.py check` | ms |", "|---|---|"]
         lines += [f"| `{row['module']}` | {row['ms']} |" for row in results["startup"]["top_imports"]]
@@ -134,6 +141,28 @@ def markdown(document: dict) -> str:
                 f"| {row['path']} | {row['per_second']} | {row['of_copy']} | {row['of_executemany']} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def gateway_table(gateway: dict) -> list[str]:
+    """MGP's reference gateway and Custodian's submit under wrk: rate, latency and the ratio."""
+    lines = [
+        f"wrk, keep-alive, {gateway['seconds_per_cell']} s per cell ({gateway['load_generator']})",
+        "",
+        "| server | connections | per s | mean ms | p50 ms | p99 ms | errors |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for server in ("gateway", "custodian"):
+        if "error" in gateway[server]:
+            lines.append(f"| {server} | | not measured: {gateway[server]['error'][:200]} | | | | |")
+            continue
+        for key, cell in gateway[server].items():
+            lines.append(
+                f"| {server} | {key.split('_')[1]} | {cell['per_second']} | {cell['mean_ms']} | "
+                f"{cell['p50_ms']} | {cell['p99_ms']} | {cell['errors']} |"
+            )
+    for key, ratio in gateway.get("ratio", {}).items():
+        lines.append(f"| Custodian ÷ gateway | {key.split('_')[1]} | {ratio}× | | | | |")
+    return lines
 
 
 QUALITY_COLUMNS = ("recall@5", "recall@10", "mrr", "zero_results", "superseded_as_current")

@@ -47,6 +47,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: work deferred by anything below (executor nudges) runs once the response is sent.
+    "core.after_response.AfterResponseMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "core.middleware.LengthRequiredMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -225,7 +227,7 @@ if not CACHE_URL and os.environ.get("REDIS_URL"):
 CACHES = {
     "default": (
         {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "core.cache.RedisCache",
             "LOCATION": CACHE_URL,
             "KEY_PREFIX": "custodian",
         }

@@ -20,6 +20,7 @@ from mgp import protocol, selectors, services, tasks
 from mgp.models import MgpTask
 from mgp.validation import MgpError, validate
 from tenancy.services import ActingForNotGranted, bind_policy_context
+from tenancy.throttling import charge
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +149,7 @@ class MgpOperationApi(_MgpView):
             outcome = services.write(agent, context, request_id, payload)
             return outcome.status, outcome.data
         if op == "write/batch":
+            charge(self, request, len(payload["items"]) - 1)  # each item costs what its single write would
             return 200, {
                 "results": [
                     _batch_item(agent, context, request_id, i, item)

@@ -4,7 +4,8 @@ Each item goes through exactly the path of a single submit (the same input
 serializer, ``submit_proposal`` with its own durable transaction, idempotency
 key and outbox row), so a batch grants no guarantee less than N single posts:
 an item refused or denied is reported in its place while the others stand.
-The same key and body replays whether it came singly or in a batch.
+The same key and body replays whether it came singly or in a batch, and
+each item counts against the caller's rate as its single post would.
 """
 
 import functools
@@ -30,6 +31,7 @@ from proposals.api import (
     validated_submission,
 )
 from proposals.services import BatchItem, Submission, submit_proposals
+from tenancy.throttling import charge
 
 
 class BatchTooLarge(DomainError):
@@ -116,6 +118,7 @@ class ProposalBatchSubmitApi(APIView):
         items = envelope.validated_data["items"]
         if len(items) > settings.CUSTODIAN_MAX_BATCH_ITEMS:
             raise BatchTooLarge(f"Send at most {settings.CUSTODIAN_MAX_BATCH_ITEMS} items per batch")
+        charge(self, request, len(items) - 1)  # each item costs what its single POST would
         checked = [_check_item(item) for item in items]
         valid = [entry for entry in checked if isinstance(entry, BatchItem)]
         outcomes = iter(submit_proposals(agent=request.user, items=valid))

@@ -17,6 +17,7 @@ from memory_core.models import Memory
 from proposals.api import EvidenceBindingInput, MemoryCreateInput
 from proposals.extraction import KINDS, MAX_CANDIDATES, Observation
 from proposals.services.observation import CandidateOutcome, check_contexts, ingest_observation
+from tenancy.throttling import charge
 
 MAX_BATCH = 50  # observations per conversation batch
 MAX_FIELDS = 50
@@ -152,6 +153,7 @@ class ObservationBatchApi(APIView):
         serializer = ObservationBatchInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         observations = serializer.validated_data["observations"]
+        charge(self, request, len(observations) - 1)  # each observation costs what its single POST would
         check_contexts(
             agent=request.user, policy_contexts=[data.get("policy_context", {}) for data in observations]
         )

@@ -7,6 +7,7 @@ from typing import Any, cast
 
 from django.conf import settings
 
+from core.after_response import run_pending
 from core.canonical import digest
 from core.errors import DomainError
 from evidence.services import register_evidence
@@ -88,6 +89,7 @@ def deadline() -> float:
 
 def settle(proposal: Proposal, until: float | None = None) -> Proposal:
     """Wait (bounded) for the executor to apply a released proposal."""
+    run_pending()  # the nudges this request deferred to after its response: it waits on them
     until = deadline() if until is None else until
     while proposal.status == Proposal.Status.RELEASED and time.monotonic() < until:
         time.sleep(0.05)

@@ -1,7 +1,8 @@
 """Submitting many proposals at once: the single-submit steps, with the writes done in bulk.
 
 Each proposal is frozen and classified exactly as ``create_proposal`` does it
-(policy verdict, fingerprint, seal), then the batch writes its proposals,
+(policy verdict, fingerprint, seal; all under the registration active when
+the batch began), then the batch writes its proposals,
 their history rows, evidence links and outbox rows with one INSERT per table,
 all in one transaction: a proposal is never stored without its outbox row.
 An item refused before any write (a stale base revision, invalid content)
@@ -26,6 +27,7 @@ from proposals.payloads import ProposalPayload
 from proposals.services.freezing import STATUS_FOR_VERDICT, freeze_and_classify
 from proposals.services.outbox import nudge
 from proposals.services.submission import Submission, submit_proposal
+from registrations.selectors import active_registration
 from tenancy.models import Agent
 
 ItemOutcome = Submission | DomainError | ValidationError
@@ -72,6 +74,7 @@ def _submit_in_bulk(agent: Agent, items: list[BatchItem]) -> list[ItemOutcome]:
     }
     outcomes: list[ItemOutcome] = []
     created: list[tuple[Proposal, list, object]] = []
+    registration = active_registration(tenant_id=agent.tenant_id)  # one for the whole batch
     for item in items:
         existing = known.get(item.idempotency_key)
         if existing is not None:
@@ -91,7 +94,7 @@ def _submit_in_bulk(agent: Agent, items: list[BatchItem]) -> list[ItemOutcome]:
             request_hash=item.request_hash,
         )
         try:
-            verdict, revisions = freeze_and_classify(proposal, agent, item.payload)
+            verdict, revisions = freeze_and_classify(proposal, agent, item.payload, registration=registration)
         except (DomainError, ValidationError) as exc:
             outcomes.append(exc)
             continue

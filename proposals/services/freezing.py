@@ -40,12 +40,19 @@ _MEMORY_DEFAULTS = Memory.optional_field_defaults()
 
 
 def freeze_and_classify(
-    proposal: Proposal, agent: Agent, payload: ProposalPayload, *, reviewed_path: tuple | None = None
+    proposal: Proposal,
+    agent: Agent,
+    payload: ProposalPayload,
+    *,
+    reviewed_path: tuple | None = None,
+    registration: ActiveRegistration | None = None,
 ):
     """Bind evidence, freeze the action, classify it; set every derived field on ``proposal``.
 
     ``reviewed_path`` (classification, approvals, deadline) is the path of the
     review that asked for this amendment: the verdict never gets laxer than it.
+    ``registration`` is the agent's tenant's active one when the caller already
+    looked it up (a batch freezes all its items under one).
     """
     context = bind_policy_context(agent, payload.get("policy_context") or {})
     if proposal.action == Proposal.Action.COMPACT:  # bound to its members' evidence, never to a claim
@@ -57,7 +64,8 @@ def freeze_and_classify(
     evidence_status, revisions = _check_evidence(agent, proposal.evidence)
     proposal.policy_context = context
     proposal.rationale = payload.get("rationale", "")
-    registration = active_registration(tenant_id=agent.tenant_id)
+    if registration is None:
+        registration = active_registration(tenant_id=agent.tenant_id)
     proposal.registration_version = registration.version
     if proposal.action == Proposal.Action.REGISTER:
         memory, target_fact, result = None, *_prepare_registration(proposal, agent, payload)

@@ -1,5 +1,7 @@
 """Releasing a proposal: its outbox row, written in the caller's transaction, and the nudge after commit.
 
+Inside a request the nudge is published after the response has been sent.
+
 The row is the durable request; the broker message is only an optimisation
 (the executor's sweep dispatches whatever a lost nudge missed). The task is
 sent by name, so proposals never imports the executor that consumes it.
@@ -7,11 +9,13 @@ sent by name, so proposals never imports the executor that consumes it.
 
 import logging
 from datetime import datetime
+from functools import partial
 
 from celery import current_app
 from django.db import transaction
 from django.utils import timezone
 
+from core.after_response import after_response
 from proposals.models import OutboxEntry, Proposal
 
 logger = logging.getLogger(__name__)
@@ -45,7 +49,15 @@ def enqueue(
 
 
 def nudge(entry_id) -> None:
-    """Ask a worker to apply the entry now; if the broker is down the sweep sends it later."""
+    """Ask a worker to apply the entry once the response is sent; if the broker is down the sweep sends it.
+
+    Called at commit; inside a request the publish waits until the caller has its answer
+    (``core.after_response``), so no submit waits on the broker.
+    """
+    after_response(partial(_publish, entry_id))
+
+
+def _publish(entry_id) -> None:
     try:
         current_app.send_task(APPLY_TASK, args=[str(entry_id)], task_id=str(entry_id))
     except Exception:  # the row is committed: losing the nudge only delays the entry

@@ -8,9 +8,11 @@ executor in the same transaction.
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from core.errors import DomainError
 from evidence.models import EvidenceRevision
 from proposals.errors import (
     AmendmentChangesTarget,
@@ -41,16 +43,16 @@ def submit_proposal(
 
     The same ``idempotency_key`` with the same ``request_hash`` returns the
     original proposal; with another hash it raises ``IdempotencyConflict``.
+    A new key (the common case) costs no lookup: the key is read only when the
+    submission fails, by the unique constraint on (tenant, agent, key) for a
+    replay or a concurrent twin, or by a refusal a replay must not get (its
+    base revision went stale since the original was accepted).
     """
-    existing = _existing_submission(agent, idempotency_key, request_hash)
-    if existing:
-        return Submission(existing, replayed=True)
     try:
         proposal = _submit(
             agent=agent, idempotency_key=idempotency_key, payload=payload, request_hash=request_hash
         )
-    except IntegrityError:
-        # A concurrent request with the same key won the unique constraint.
+    except (IntegrityError, DomainError, ValidationError):
         existing = _existing_submission(agent, idempotency_key, request_hash)
         if existing is None:
             raise

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from proposals.models import OutboxEntry, Proposal
 from tests.factories import create_payload, make_evidence, user_preference
 
@@ -225,3 +227,27 @@ def test_statements_do_not_grow_with_writes_per_item(agent, api, django_assert_m
     # Per item only the policy's two reads remain (delegation, evidence); the writes are one per table.
     with django_assert_max_num_queries(2 * 40 + 12):
         assert _post(api, items).json()["created"] == 40
+
+
+@pytest.mark.services
+def test_cache_round_trips_do_not_grow_with_the_items(agent, api, monkeypatch):
+    """The throttle and the registration pointer are looked up once per batch, not once per item."""
+    import redis.connection
+
+    sent: list[int] = []
+    send = redis.connection.AbstractConnection.send_packed_command
+
+    def counting(connection, command, check_health=True):
+        sent.append(1)
+        return send(connection, command, check_health)
+
+    def round_trips(count: int, prefix: str) -> int:
+        items = _items(agent, count, prefix)
+        sent.clear()
+        monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
+        assert _post(api, items).json()["created"] == count
+        monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", send)
+        return len(sent)
+
+    round_trips(2, "warm")
+    assert round_trips(2, "two") == round_trips(6, "six")  # the rate charged twice (request, items)

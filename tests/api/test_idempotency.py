@@ -1,7 +1,14 @@
 """Idempotency-Key: a replay returns the original proposal; a different body conflicts."""
 
 from proposals.models import Proposal
-from tests.factories import create_payload, make_evidence, user_preference
+from tests.factories import (
+    apply_released,
+    approve,
+    create_payload,
+    make_evidence,
+    make_person,
+    user_preference,
+)
 
 
 def _post(client, payload, key):
@@ -56,3 +63,32 @@ def test_update_against_a_stale_base_revision_is_refused_and_not_stored(agent, a
     assert response.json()["code"] == "base_revision_stale"
     assert response.json()["current_revision"] == applied_memory.revision
     assert Proposal.objects.count() == before
+
+
+def test_a_replay_returns_the_original_even_when_a_fresh_submission_would_be_refused(
+    agent, api, applied_memory
+):
+    payload = {
+        "action": "update",
+        "memory_id": str(applied_memory.pk),
+        "base_revision": applied_memory.revision,
+        "changes": {"confidence": 0.2},
+    }
+    first = _post(api, payload, "update-once")
+    assert first.status_code == 201, first.content
+    proposal = Proposal.objects.get(pk=first.json()["id"])
+    for person in [make_person("rev-a", agent.tenant), make_person("rev-b", agent.tenant)][
+        : proposal.required_approvals
+    ]:
+        approve(person, proposal)
+    assert apply_released(proposal).outcome == "applied"  # the memory moved on: this base is stale now
+    fresh = _post(api, payload, "another-key")
+    assert (fresh.status_code, fresh.json()["code"]) == (409, "base_revision_stale")
+    replay = _post(api, payload, "update-once")
+    assert (replay.status_code, replay.json()["id"], replay["Idempotent-Replayed"]) == (
+        201,
+        first.json()["id"],
+        "true",
+    )
+    conflict = _post(api, {**payload, "changes": {"confidence": 0.3}}, "update-once")
+    assert conflict.json()["code"] == "idempotency_conflict"

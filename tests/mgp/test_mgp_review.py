@@ -87,3 +87,13 @@ def test_batch_answers_per_item_and_keeps_the_envelope_ok(runtime, intruder):
     results = response.json()["data"]["results"]
     assert [item["status"] for item in results] == ["ok", "error"]
     assert results[1]["error"]["code"] == "MGP_CONFLICT_UNRESOLVED"
+
+
+def test_a_batch_costs_one_request_per_item_and_a_refused_one_writes_nothing(runtime, settings):
+    settings.CUSTODIAN_API_RATE = "2/day"
+    items = [{"memory": memory()} for _ in range(3)]
+    refused = call(runtime, "write/batch", {"items": items}, "write")
+    assert refused.status_code == 429 and refused.json()["error"]["code"] == "MGP_BACKEND_ERROR"
+    assert "Retry-After" in refused and not Proposal.objects.exists()
+    assert call(runtime, "write/batch", {"items": items[:1]}, "write").status_code == 200
+    assert call(runtime, "write", {"memory": memory()}, "write").status_code == 429

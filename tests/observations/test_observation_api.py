@@ -249,3 +249,16 @@ def test_rule_extractor_does_not_guess_from_hedged_or_third_party_text():
     for text in ("Bob prefers PDFs", "do you prefer PDFs?", "I like PDFs"):
         observation = Observation(kind="utterance", subject=ALICE, scope="user", text=text)
         assert RuleExtractor().extract(observation, keys={}) == []
+
+
+def test_a_batch_of_observations_costs_one_request_each_and_a_refused_one_submits_nothing(
+    agent, api, settings
+):
+    turns = [_observation(agent, text=f"Please always cc team {n} on reports.") for n in range(3)]
+    settings.CUSTODIAN_API_RATE = "2/day"
+    refused = _post(api, {"observations": turns}, url=URL + "batch/")
+    assert refused.status_code == 429 and refused.json()["code"] == "throttled"
+    assert not Proposal.objects.exists()
+    settings.CUSTODIAN_API_RATE = "4/day"  # a new rate string, the same window: one request spent
+    assert _post(api, {"observations": turns}, url=URL + "batch/").status_code == 200
+    assert api.get("/api/v1/proposals/").status_code == 429
