@@ -224,6 +224,7 @@ class Proposal(models.Model):
         "gates",
         "matched_rule",
         "policy_fingerprint",
+        "dreaming_run_id",
     )
 
     def compute_verdict_seal(self) -> str:
@@ -358,10 +359,16 @@ def verdict_seal(row: dict) -> str:
 
 
 def _verdict_json(row: dict) -> dict:
-    return {column: str(value) if column in _UUID_COLUMNS else value for column, value in row.items()}
+    """The sealed JSON; a proposal outside any Dreaming run seals exactly as before runs existed."""
+    return {
+        column: str(value) if column in _UUID_COLUMNS else value
+        for column, value in row.items()
+        if not (column in _SEALED_WHEN_SET and value is None)
+    }
 
 
-_UUID_COLUMNS = frozenset({"id", "tenant_id", "submitted_by_id"})
+_UUID_COLUMNS = frozenset({"id", "tenant_id", "submitted_by_id", "dreaming_run_id"})
+_SEALED_WHEN_SET = frozenset({"dreaming_run_id"})
 
 
 class ProposalEvidence(models.Model):

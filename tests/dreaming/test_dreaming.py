@@ -236,6 +236,42 @@ def test_an_agent_cannot_attach_a_proposal_to_a_run(agent, remember):
     assert not Proposal.objects.filter(dreaming_run=run, submitted_by=agent.agent).exists()
 
 
+def test_moving_an_action_out_of_its_run_behind_the_service_is_refused(agent, remember, dreaming_mode):
+    """The seal binds the run: a web role that detaches an action (to dodge the window check) is refused."""
+    dreaming_mode("auto")
+    remember("Alice prefers weekly summaries")
+    duplicate = remember("Alice prefers weekly summaries.")
+    dreaming_pass()
+    run = DreamingRun.objects.get()
+    _, dormant = _proposals(run)
+    Proposal.objects.filter(pk=dormant.pk).update(dreaming_run=None)
+    dormant.refresh_from_db()
+    assert apply_released(dormant).outcome == "unauthorised_release"
+    duplicate.refresh_from_db()
+    assert duplicate.state == "active"
+
+
+def test_an_ordinary_proposal_attached_to_a_run_behind_the_service_is_refused(agent, remember):
+    remember("Alice prefers weekly summaries")
+    remember("Alice prefers weekly summaries")
+    dreaming_pass()
+    run = DreamingRun.objects.get()
+    memory = Memory.objects.filter(state="active").first()
+    proposal = submit(
+        agent.agent,
+        {
+            "action": "expire",
+            "memory_id": str(memory.pk),
+            "base_revision": memory.revision,
+            "reason": "outdated",
+            "policy_context": owner_context(),
+        },
+    )
+    Proposal.objects.filter(pk=proposal.pk).update(dreaming_run=run)
+    proposal.refresh_from_db()
+    assert apply_released(proposal).outcome == "unauthorised_release"
+
+
 # The server checks the plan -------------------------------------------------------------------
 
 
