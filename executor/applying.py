@@ -22,6 +22,7 @@ from evidence.models import EvidenceRevision
 from executor.authority import Authority, release_authorities
 from executor.chain import append_receipts
 from executor.dreaming import close_stale, window_member_ids, window_refusal
+from executor.graph import entity_hash, link_hash
 from executor.models import Receipt
 from executor.records import bind_memory_rows
 from memory_core.lifecycle import InvalidTransition, next_state
@@ -440,18 +441,35 @@ def _check_link(
 
 
 def _link(proposal: Proposal, source: Memory, receipt_id: Any) -> dict:
-    target = Memory.objects.select_for_update().get(
-        tenant_id=proposal.tenant_id, pk=proposal.fields["to_memory_id"]
-    )
+    """Write the link (its other end locked by ``link_refusal``); the receipt binds the row's hash."""
+    fields, target, entity = proposal.fields, None, None
+    if "to_entity_id" in fields:
+        entity = Entity.objects.get(tenant_id=proposal.tenant_id, pk=fields["to_entity_id"])
+    else:
+        target = Memory.objects.get(tenant_id=proposal.tenant_id, pk=fields["to_memory_id"])
     link = create_link(
         source=source,
         target=target,
-        relation=proposal.fields["relation"],
-        evidence=proposal.fields["evidence"],
+        target_entity=entity,
+        relation=fields["relation"],
+        evidence=fields["evidence"],
         receipt_id=receipt_id,
         now=timezone.now(),
     )
-    return {"linked": {"link_id": str(link.pk), "relation": link.relation, "to_memory_id": str(target.pk)}}
+    other = (
+        {"to_entity_id": str(link.target_entity_id)}
+        if link.target_entity_id
+        else {"to_memory_id": str(link.target_id)}
+    )
+    return {
+        "linked": {
+            "link_id": str(link.pk),
+            "source_id": str(source.pk),
+            "relation": link.relation,
+            **other,
+            "row_hash": link_hash(link),
+        }
+    }
 
 
 def _compact(
@@ -511,13 +529,19 @@ def _entity(proposal: Proposal, receipt_id: Any) -> dict:
             receipt_id=receipt_id,
             now=now,
         )
-        return {"entity": {"created": str(entity.pk), "kind": entity.kind}}
+        return {"entity": {"created": str(entity.pk), "kind": entity.kind, "row_hash": entity_hash(entity)}}
     entity = Entity.objects.get(tenant_id=proposal.tenant_id, pk=fields["entity_id"])
     into = None
     if proposal.action == Proposal.Action.ENTITY_MERGE:
         into = Entity.objects.get(tenant_id=proposal.tenant_id, pk=fields["into_entity_id"])
     redirect_entity(entity=entity, into=into, receipt_id=receipt_id, now=now)
-    return {"entity": {"redirected": str(entity.pk), "to": str(into.pk) if into else None}}
+    return {
+        "entity": {
+            "redirected": str(entity.pk),
+            "to": str(into.pk) if into else None,
+            "row_hash": entity_hash(entity),
+        }
+    }
 
 
 def _check_dedupe_key(key_holders: list[Any]) -> Check | None:

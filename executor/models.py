@@ -90,6 +90,13 @@ class Receipt(AppendOnlyModel):
                 name="receipt_applied_revision_idx",
             ),
             models.Index(fields=["tenant", "proposal", "seq"], name="receipt_proposal_idx"),
+            # verify_receipts: the receipts that wrote a link or entity row (executor.graph).
+            models.Index(
+                fields=["tenant", "seq"],
+                condition=(models.Q(effects__has_key="linked") | models.Q(effects__has_key="entity"))
+                & models.Q(outcome="applied"),
+                name="receipt_graph_idx",
+            ),
             models.Index(fields=["tenant", "-created_at", "-id"], name="receipt_recent_idx"),
             # The admin's receipt list across the tenants a viewer sees, newest first.
             models.Index(fields=["-created_at", "-id"], name="receipt_global_recent_idx"),

@@ -1,4 +1,4 @@
-"""Verify a tenant: its receipt chain, that its memories changed only through receipts, and its evidence.
+"""Verify a tenant: its receipt chain, that its memories, links and entities changed only through receipts.
 
 A big tenant is verified on every core: the chain is cut into seq ranges
 (each checked from the stored hash just before it, which the previous
@@ -21,6 +21,7 @@ from django.db.models import F
 
 from executor.audit import evidence_problems, memory_problems
 from executor.chain import head_problem, verify_chain_range
+from executor.graph import graph_problems
 from executor.models import ChainVerification, ReceiptChain
 
 PARALLEL_FROM_RECEIPTS = 20_000
@@ -57,7 +58,7 @@ def verify_tenant(
         (verify_chain_range, (tenant_id, first, end), progress) for first, end in _seq_ranges(last, parts)
     ]
     memory_jobs: list[Job] = [(memory_problems, (tenant_id,), {"ids": ids}) for ids in _id_ranges(parts)]
-    memory_jobs.append((evidence_problems, (tenant_id,), {}))
+    memory_jobs += [(evidence_problems, (tenant_id,), {}), (graph_problems, (tenant_id,), {})]
     results = _run([*chain_jobs, *memory_jobs], parts)
     count = 0
     for verified, chain_break in results[: len(chain_jobs)]:

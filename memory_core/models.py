@@ -481,11 +481,14 @@ class SearchTerm(models.Model):
 
 
 class MemoryLink(models.Model):
-    """A typed edge between two memories of one tenant and scope, written by the executor only.
+    """A typed edge from a memory to a memory of its tenant and scope, or to an entity; executor-written.
 
     ``relation`` comes from the source type's registration allowlist
-    (``links.relations``); ``evidence`` freezes both ends' evidence bindings as
-    the link proposal saw them. Purging either end removes the link with it.
+    (``links.relations``); an entity end takes ``about`` only, which makes
+    these rows the index of memories by the entities they are about.
+    ``evidence`` freezes what each end rested on as the link proposal saw it
+    (a memory's evidence bindings; an entity's last receipt). Purging the
+    source or a memory end removes the link with it.
     """
 
     class Relation(models.TextChoices):
@@ -495,10 +498,15 @@ class MemoryLink(models.Model):
         ABOUT = "about"
         SAME_AS = "same_as"
 
+    ENTITY_RELATIONS = (Relation.ABOUT,)
+
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
     source = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="links_out")
-    target = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="links_in")
+    target = models.ForeignKey(Memory, null=True, on_delete=models.CASCADE, related_name="links_in")
+    target_entity = models.ForeignKey(
+        "Entity", null=True, on_delete=models.PROTECT, related_name="about_links"
+    )
     relation = models.CharField(max_length=32, choices=Relation.choices)
     scope = models.CharField(max_length=16, choices=Memory.Scope.choices)
     evidence = models.JSONField(default=dict)
@@ -508,13 +516,28 @@ class MemoryLink(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["source", "target", "relation"], name="memory_link_unique"),
+            models.UniqueConstraint(
+                fields=["source", "target_entity", "relation"], name="memory_link_entity_unique"
+            ),
             models.CheckConstraint(
                 condition=~models.Q(source=models.F("target")), name="memory_link_not_self"
             ),
+            models.CheckConstraint(
+                condition=models.Q(target__isnull=False, target_entity__isnull=True)
+                | models.Q(target__isnull=True, target_entity__isnull=False, relation="about"),
+                name="memory_link_one_end",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["tenant", "target_entity"],
+                condition=models.Q(target_entity__isnull=False),
+                name="memory_link_entity_idx",
+            )
         ]
 
     def __str__(self) -> str:
-        return f"{self.source_id} {self.relation} {self.target_id}"
+        return f"{self.source_id} {self.relation} {self.target_id or f'entity {self.target_entity_id}'}"
 
 
 class Entity(models.Model):

@@ -228,13 +228,21 @@ def purge_memory(*, memory: Memory) -> tuple[dict[str, int], list[Any]]:
 
 
 def create_link(
-    *, source: Memory, target: Memory, relation: str, evidence: dict, receipt_id: Any, now: datetime
+    *,
+    source: Memory,
+    target: Memory | None = None,
+    target_entity: Entity | None = None,
+    relation: str,
+    evidence: dict,
+    receipt_id: Any,
+    now: datetime,
 ) -> MemoryLink:
-    """Write one allowlisted link between two locked, active memories of one tenant and scope."""
+    """Write one allowlisted link from a locked memory to a memory of its scope or to an entity."""
     return MemoryLink.objects.create(
         tenant_id=source.tenant_id,
         source=source,
         target=target,
+        target_entity=target_entity,
         relation=relation,
         scope=source.scope,
         evidence=evidence,

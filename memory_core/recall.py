@@ -178,7 +178,11 @@ def recall(
         served[: len(rows)], pool, policy, context, links, as_memory=_as_memory
     )
     omitted += denied
-    served += [pair for pk, pair in link_ends.items() if pk not in {memory.id for memory, _ in served}]
+    served += [
+        pair
+        for pk, pair in link_ends.items()
+        if not isinstance(pk, tuple) and pk not in {memory.id for memory, _ in served}
+    ]
     evidence = _evidence_by_memory([memory for memory, rule in served if rule.mode == "raw"])
 
     def shown(memory: Memory, rule) -> dict:
@@ -201,13 +205,9 @@ def recall(
             links=None
             if not links
             else [
-                {
-                    "relation": relation,
-                    "direction": direction,
-                    **_neighbour_json(shown(*link_ends[pk]), link_ends[pk][1]),
-                }
-                for relation, direction, pk in linked.get(entry.memory.id, [])
-                if pk in link_ends
+                {"relation": relation, "direction": direction, **_link_end_json(link_ends[end], shown)}
+                for relation, direction, end in linked.get(entry.memory.id, [])
+                if end in link_ends
             ],
         )
         for entry in rows
@@ -271,6 +271,13 @@ def _episode_context(served: list, pool: QuerySet, policy, context: dict, around
         else:
             nearby[memory.id] = (memory, rule)
     return placed, nearby, denied
+
+
+def _link_end_json(end: Any, shown) -> dict:
+    """A linked memory as a neighbour (decided by the read policy), or an entity as {"entity": …}."""
+    if isinstance(end, dict):
+        return {"entity": end}
+    return _neighbour_json(shown(*end), end[1])
 
 
 def _neighbour_json(view: dict, rule) -> dict:

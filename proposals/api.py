@@ -83,9 +83,31 @@ class EvidenceBindingInput(StrictSerializer):
 
 
 class LinkInput(StrictSerializer):
-    to_memory_id = serializers.UUIDField(help_text="the other end (same tenant and scope)")
-    to_revision = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
+    """The other end is a memory at an exact revision, or one of the tenant's entities (``about`` only)."""
+
+    to_memory_id = serializers.UUIDField(
+        required=False, help_text="the other memory (same tenant and scope), with to_revision"
+    )
+    to_revision = serializers.IntegerField(min_value=1, max_value=2**31 - 1, required=False)
+    to_entity_id = serializers.UUIDField(
+        required=False, help_text="or: the canonical entity this memory is about (relation about)"
+    )
     relation = serializers.CharField(max_length=32, help_text="allowlisted by the source type's registration")
+
+    def validate(self, attrs):
+        if "to_entity_id" in attrs:
+            extra = [name for name in ("to_memory_id", "to_revision") if name in attrs]
+            if extra:
+                raise serializers.ValidationError(
+                    {name: ["Not allowed with to_entity_id."] for name in extra}
+                )
+            return attrs
+        missing = [name for name in ("to_memory_id", "to_revision") if name not in attrs]
+        if missing:
+            raise serializers.ValidationError(
+                {name: ["Required unless to_entity_id names the other end."] for name in missing}
+            )
+        return attrs
 
 
 class EntityInput(StrictSerializer):
@@ -123,7 +145,9 @@ class ProposalSubmitInput(StrictSerializer):
     )
     changes = MemoryChangesInput(required=False, help_text="update: the fields to change")
     entity = EntityInput(required=False, help_text="entity_create, entity_merge, entity_unmerge")
-    link = LinkInput(required=False, help_text="link: the typed link from memory_id to another memory")
+    link = LinkInput(
+        required=False, help_text="link: the typed link from memory_id to another memory or an entity"
+    )
     evidence = EvidenceBindingInput(many=True, required=False, max_length=100)  # type: ignore[call-arg]
     policy_context = PolicyContextInput(required=False)
     rationale = serializers.CharField(max_length=10000, required=False, allow_blank=True)

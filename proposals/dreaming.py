@@ -22,6 +22,7 @@ from django.conf import settings
 from django.utils.module_loading import import_string
 
 KINDS = ("create", "update", "merge", "archive", "link")
+ENTITY_END = "entity:"  # a link's ``other`` naming a canonical entity a cited member names
 NEAR_DUPLICATE = 0.8  # Jaccard similarity of word sets at or above which two statements are near-duplicates
 MAX_GROUP = 400  # members of one subject+scope+type compared pairwise per pass (the rest wait)
 _WORD = re.compile(r"\w+")
@@ -43,6 +44,7 @@ class Member:
     valid_to: str | None = None
     evidence: tuple[str, ...] = ()  # evidence revision ids its current revision rests on
     entities: tuple[str, ...] = ()  # canonical entity ids its statement names
+    about: tuple[str, ...] = ()  # canonical entity ids it already has an ``about`` link to
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ class Action:
     kind: str
     cites: tuple[str, ...]
     target: str = ""  # update/archive: the member; merge: the survivor; link: the source
-    other: str = ""  # merge: the duplicate; link: the other end
+    other: str = ""  # merge: the duplicate; link: the other end, a member or ENTITY_END + an entity id
     relation: str = ""  # link
     fields: dict[str, Any] = field(default_factory=dict)  # update: changes; create: the memory
     reason: str = ""
@@ -157,8 +159,9 @@ class RulePlanner:
     into the oldest; near-duplicate (word Jaccard >= 0.8, equal key/value
     pairs, no differing number) -> merge; two members giving one structured
     key different values -> update of the older closing its validity at the
-    newer's creation (the server routes it to review); members naming the same
-    canonical entity -> ``about`` link, if the type allows it.
+    newer's creation (the server routes it to review); a canonical entity
+    that two or more members name -> an ``about`` link from each of them to
+    the entity, if the type allows it (the index of memories by entity).
     """
 
     name = "rules"
@@ -207,12 +210,15 @@ class RulePlanner:
                         )
                     )
         if "about" in window.relations:
-            for i, a in enumerate(live):
-                for b in live[i + 1 :]:
-                    if set(a.entities) & set(b.entities) and not {a.memory_id, b.memory_id} & changed:
-                        actions.append(
-                            Action("link", (a.memory_id, b.memory_id), a.memory_id, b.memory_id, "about")
-                        )
+            unchanged = [m for m in live if m.memory_id not in changed]
+            for entity in sorted({e for m in unchanged for e in m.entities}):
+                naming = [m for m in unchanged if entity in m.entities]
+                if len(naming) > 1:
+                    actions += [
+                        Action("link", (m.memory_id,), m.memory_id, ENTITY_END + entity, "about")
+                        for m in naming
+                        if entity not in m.about
+                    ]
         return actions[: window.budget]
 
 

@@ -37,7 +37,7 @@ class ProposalPayload(TypedDict, total=False):
     changes: MemoryFields  # update
     reason: str  # lifecycle verbs, fence, revalidate, register
     entity: dict[str, Any]  # entity_*: kind, name, aliases (create); entity_id, into_entity_id (merge)
-    link: dict[str, Any]  # link: to_memory_id, to_revision, relation
+    link: dict[str, Any]  # link: relation and to_memory_id + to_revision, or to_entity_id
     compaction: dict[str, Any]  # compact: subject, scope, type, members [{memory_id, revision}], content
     registration_id: uuid.UUID  # register: the candidate to publish
     requested_by: int  # register: the operator (user id) who asked; never one of its approvers

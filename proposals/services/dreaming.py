@@ -29,8 +29,9 @@ from core.errors import DomainError
 from evidence.models import EvidenceRevision
 from memory_core.entities import canonical, known_entities
 from memory_core.entity_resolution import normalise
-from memory_core.models import Memory, MemoryEvidence
+from memory_core.models import Memory, MemoryEvidence, MemoryLink
 from proposals.dreaming import (
+    ENTITY_END,
     KINDS,
     MAX_GROUP,
     Action,
@@ -258,8 +259,8 @@ def _group_windows(tenant_id, group: list[tuple], registration, entities) -> lis
         clusters.append((DreamingRun.Trigger.CAPACITY, members[: DreamingRun.MAX_WINDOW]))
     relations = tuple(entry.get("links", {}).get("relations", []))
     if not clusters and entities and "about" in relations and len(members) <= DreamingRun.MAX_WINDOW:
-        named = [_with_entities(m, entities) for m in members]
-        if any(set(a.entities) & set(b.entities) for i, a in enumerate(named) for b in named[i + 1 :]):
+        named = _with_about_links([_with_entities(m, entities) for m in members])
+        if _unlinked_cooccurrence(named):
             clusters.append((DreamingRun.Trigger.SCHEDULE, named))
     windows = []
     for trigger, cluster in clusters:
@@ -290,6 +291,26 @@ def _with_entities(member: Member, entities: list[tuple[str, str]]) -> Member:
     text = f" {normalise(str(member.content.get('statement', '')))} "
     named = tuple(sorted({entity for name, entity in entities if name in text}))
     return Member(**{**member.__dict__, "entities": named})
+
+
+def _with_about_links(members: list[Member]) -> list[Member]:
+    """Add the entities each member already links ``about`` (one hop to a merge's winner; one query)."""
+    about: dict[str, set[str]] = defaultdict(set)
+    rows = MemoryLink.objects.filter(
+        source_id__in=[m.memory_id for m in members], target_entity__isnull=False
+    ).values_list("source_id", "target_entity_id", "target_entity__redirect_to_id")
+    for source, entity, winner in rows:
+        about[str(source)].add(str(winner or entity))
+    return [Member(**{**m.__dict__, "about": tuple(sorted(about[m.memory_id]))}) for m in members]
+
+
+def _unlinked_cooccurrence(members: list[Member]) -> bool:
+    """True if an entity two members name is not yet linked from every member naming it."""
+    for entity in {e for m in members for e in m.entities}:
+        naming = [m for m in members if entity in m.entities]
+        if len(naming) > 1 and any(entity not in m.about for m in naming):
+            return True
+    return False
 
 
 def _frozen(tenant_id, trigger: str, members: list[Member], registration) -> FrozenWindow:
@@ -407,13 +428,20 @@ def check_plan(frozen: FrozenWindow, actions: Any) -> list[Action]:
     for action in actions:
         if not isinstance(action, Action) or action.kind not in KINDS:
             raise PlanRefused(f"unknown action kind {getattr(action, 'kind', action)!r}")
+        entity = action.other.removeprefix(ENTITY_END) if action.other.startswith(ENTITY_END) else ""
         named = {
             *action.cites,
             *([action.target] if action.target else []),
-            *([action.other] if action.other else []),
+            *([action.other] if action.other and not entity else []),
         }
         if not action.cites or not named <= set(members):
             raise PlanRefused(f"a {action.kind} cites memories outside its window")
+        if entity and (
+            action.kind != "link"
+            or action.relation not in MemoryLink.ENTITY_RELATIONS
+            or not any(entity in members[cited].entities for cited in action.cites)
+        ):
+            raise PlanRefused("an entity end is a canonical entity a cited member names, linked about")
         if action.kind in ("merge", "link") and (
             not action.target or not action.other or action.target == action.other
         ):
@@ -440,7 +468,9 @@ def check_plan(frozen: FrozenWindow, actions: Any) -> list[Action]:
         changes = {"merge": [action.other], "update": [action.target], "archive": [action.target]}.get(
             action.kind, []
         )
-        keeps = {"merge": [action.target], "link": [action.target, action.other]}.get(action.kind, [])
+        keeps = {"merge": [action.target], "link": [action.target, *([] if entity else [action.other])]}.get(
+            action.kind, []
+        )
         if set(changes) & (changed | kept) or set(keeps) & changed:
             raise PlanRefused("a member is changed by at most one action, and never one another action keeps")
         changed |= set(changes)
@@ -584,11 +614,16 @@ def _payloads(frozen: FrozenWindow, run: DreamingRun, action: Action) -> list[Pr
         }
 
     def link(source: str, target: str, relation: str) -> ProposalPayload:
+        end: dict[str, Any] = (
+            {"to_entity_id": target.removeprefix(ENTITY_END)}
+            if target.startswith(ENTITY_END)
+            else {"to_memory_id": target, "to_revision": members[target].revision}
+        )
         return {
             "action": Proposal.Action.LINK,
             "memory_id": members[source].memory_id,
             "base_revision": members[source].revision,
-            "link": {"to_memory_id": target, "to_revision": members[target].revision, "relation": relation},
+            "link": {**end, "relation": relation},
             **common,  # type: ignore[typeddict-item]
         }
 

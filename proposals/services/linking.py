@@ -1,16 +1,19 @@
 """Freezing a link proposal: both ends in this tenant and scope, an allowlisted relation, their evidence.
 
 A link is typed from the source memory's registration allowlist
-(``links.relations``; none registered, none allowed), joins two active
-memories of one tenant and one scope, and freezes the evidence each end
-rests on, so the executor can refuse it if either end moved. The executor
-re-checks the same with ``link_refusal``.
+(``links.relations``; none registered, none allowed). It joins two active
+memories of one tenant and one scope, or a memory and one of the tenant's
+canonical entities (``about`` only: an entity has no scope, and a merged
+entity is no end, its winner is). It freezes what each end rests on (a
+memory's evidence bindings, an entity's last receipt), so the executor can
+refuse it if either end moved. The executor re-checks the same with
+``link_refusal``.
 """
 
 from typing import Any
 
 from core.errors import DomainError
-from memory_core.models import Memory, MemoryEvidence
+from memory_core.models import Entity, Memory, MemoryEvidence, MemoryLink
 from proposals.errors import BaseRevisionStale
 from proposals.models import Proposal
 from proposals.payloads import ProposalPayload
@@ -33,7 +36,12 @@ class LinkCrossScope(LinkRefused):
 
 class LinkEndNotFound(LinkRefused):
     code = "link_end_not_found"
-    title = "The other end of the link is not an active memory in this tenant"
+    title = "The other end of the link is not an active memory or an entity in this tenant"
+
+
+class LinkEntityMerged(LinkRefused):
+    code = "link_entity_merged"
+    title = "The entity was merged into another: link to the canonical entity"
 
 
 def allowed_relations(registration: ActiveRegistration, memory_type: str) -> list[str]:
@@ -47,17 +55,19 @@ def prepare_link(
     link = payload["link"]
     proposal.target_memory_id = payload["memory_id"]
     proposal.base_revision = payload["base_revision"]
-    proposal.fields = {
-        "relation": link["relation"],
-        "to_memory_id": str(link["to_memory_id"]),
-        "to_revision": link["to_revision"],
-    }
+    proposal.fields = {"relation": link["relation"]} | (
+        {"to_entity_id": str(link["to_entity_id"])}
+        if "to_entity_id" in link
+        else {"to_memory_id": str(link["to_memory_id"]), "to_revision": link["to_revision"]}
+    )
     if memory is None:
         return "missing", {}
     if memory.revision != payload["base_revision"]:
         raise BaseRevisionStale(current_revision=memory.revision)
     if link["relation"] not in allowed_relations(registration, memory.type):
         raise LinkRelationNotAllowed(relation=link["relation"], memory_type=memory.type)
+    if "to_entity_id" in link:
+        return _prepare_entity_end(proposal, memory, link)
     other = Memory.objects.filter(tenant_id=memory.tenant_id, pk=link["to_memory_id"]).first()
     if other is None or other.pk == memory.pk or not other.is_active:
         raise LinkEndNotFound()  # another tenant's memory reads as missing
@@ -67,6 +77,26 @@ def prepare_link(
         raise LinkCrossScope(from_scope=memory.scope, to_scope=other.scope)
     proposal.fields["evidence"] = ends_evidence(memory, other)
     return ("current" if memory.is_active else "inactive"), memory.snapshot()
+
+
+def _prepare_entity_end(proposal: Proposal, memory: Memory, link: dict) -> tuple[str, dict]:
+    if link["relation"] not in MemoryLink.ENTITY_RELATIONS:
+        raise LinkRelationNotAllowed(relation=link["relation"], end="entity")
+    entity = Entity.objects.filter(tenant_id=memory.tenant_id, pk=link["to_entity_id"]).first()
+    if entity is None:
+        raise LinkEndNotFound()  # another tenant's entity reads as missing
+    if entity.redirect_to_id is not None:
+        raise LinkEntityMerged(canonical_entity_id=str(entity.redirect_to_id))
+    proposal.fields["evidence"] = entity_end_evidence(memory, entity)
+    return ("current" if memory.is_active else "inactive"), memory.snapshot()
+
+
+def entity_end_evidence(source: Memory, entity: Entity) -> dict[str, Any]:
+    """The source's evidence bindings and the entity's last receipt: the link is bound to both."""
+    return {
+        "from": ends_evidence(source, source)["from"],
+        "to_entity": {"entity_id": str(entity.pk), "receipt_id": str(entity.receipt_id)},
+    }
 
 
 def ends_evidence(source: Memory, target: Memory) -> dict[str, list[dict[str, Any]]]:
@@ -97,6 +127,8 @@ def link_refusal(
     fields = proposal.fields
     if fields["relation"] not in allowed_relations(registration, source.type):
         return f"relation {fields['relation']} is no longer allowed from {source.type}"
+    if "to_entity_id" in fields:
+        return _entity_end_refusal(fields, source)
     # Locked (the executor's transaction), so the end cannot move between this check and the write.
     other = (
         Memory.objects.select_for_update()
@@ -111,5 +143,23 @@ def link_refusal(
     if ends_evidence(source, other) != fields["evidence"]:
         return "the evidence of an end changed"
     if source.links_out.filter(target=other, relation=fields["relation"]).exists():
+        return "this link already exists"
+    return None
+
+
+def _entity_end_refusal(fields: dict, source: Memory) -> str | None:
+    # Locked, so a merge cannot land between this check and the write.
+    entity = (
+        Entity.objects.select_for_update()
+        .filter(tenant_id=source.tenant_id, pk=fields["to_entity_id"])
+        .first()
+    )
+    if entity is None:
+        return "the entity no longer exists"
+    if entity.redirect_to_id is not None:
+        return f"the entity was merged into {entity.redirect_to_id}"
+    if entity_end_evidence(source, entity) != fields["evidence"]:
+        return "the source's evidence or the entity changed"
+    if source.links_out.filter(target_entity=entity, relation=fields["relation"]).exists():
         return "this link already exists"
     return None

@@ -518,3 +518,43 @@ def test_a_planner_that_fails_refuses_its_window_only(agent, remember):
     run = run_window(frozen, chosen=Hostile(crash))
     assert run.closed == "refused" and "model unavailable" in run.closed_reason
     assert not Proposal.objects.filter(dreaming_run=run).exists()
+
+
+def test_members_naming_one_entity_are_linked_about_it_once(agent, api, remember, dream_reviewers):
+    """Co-occurring canonical entities become memory -> entity links; a later pass adds none."""
+    import copy
+
+    from guardian.shortcuts import assign_perm
+
+    from registrations.document import DEFAULT_DOCUMENT
+    from tests.factories import make_person
+    from tests.observations.test_entities import _entity, _run
+    from tests.observations.test_entities import _post as _entity_post
+    from tests.registrations.test_publish import _requested
+
+    operator, publisher = make_person("ent-op", agent.tenant), make_person("ent-pub", agent.tenant)
+    for person in (operator, publisher):
+        assign_perm("tenancy.publish_registration", person, agent.tenant)
+    document = copy.deepcopy(DEFAULT_DOCUMENT)
+    document["types"]["preference"] |= {"dreaming": {"mode": "auto"}, "links": {"relations": ["about"]}}
+    _, proposal = _requested(agent, operator, document)
+    approve(publisher, proposal)
+    assert apply_released(proposal).outcome == "applied"
+    acme = _entity(api, dream_reviewers, "organisation", "ACME Capital")
+    old_name = _entity(api, dream_reviewers, "organisation", "ACME Old")
+    first = remember("Alice prefers ACME Capital research notes")
+    second = remember("Alice reads the ACME Old memos on Fridays")  # an alias after the merge below
+    merge = _entity_post(api, "entity_merge", entity_id=old_name.pk, into_entity_id=acme.pk).json()
+    assert _run(merge["id"], dream_reviewers).outcome == "applied"
+    result = dreaming_pass()
+    assert result.runs == 1
+    links = _proposals(DreamingRun.objects.get())
+    assert [(p.action, p.fields["to_entity_id"]) for p in links] == [("link", str(acme.pk))] * 2
+    assert {p.matched_rule for p in links} == {"auto-dreaming"}
+    for link in links:
+        assert apply_released(link).outcome == "applied"
+    assert set(MemoryLink.objects.values_list("source_id", "target_entity_id")) == {
+        (first.pk, acme.pk),
+        (second.pk, acme.pk),
+    }
+    assert dreaming_pass().windows == 0

@@ -1,12 +1,14 @@
 """The default planner is pure and deterministic, and its plans pass the server's checks."""
 
-from proposals.dreaming import Member, RulePlanner, Window, near_duplicate_clusters
-from proposals.services.dreaming import FrozenWindow, check_plan, high_risk
+import pytest
+
+from proposals.dreaming import Action, Member, RulePlanner, Window, near_duplicate_clusters
+from proposals.services.dreaming import FrozenWindow, PlanRefused, check_plan, high_risk
 
 ALICE = {"kind": "user", "id": "pm-alice"}
 
 
-def _member(n: int, statement: str, *, entities=(), sensitivity="internal", **content) -> Member:
+def _member(n: int, statement: str, *, entities=(), about=(), sensitivity="internal", **content) -> Member:
     return Member(
         memory_id=f"00000000-0000-0000-0000-00000000000{n}",
         revision=1,
@@ -17,6 +19,7 @@ def _member(n: int, statement: str, *, entities=(), sensitivity="internal", **co
         content={"statement": statement, **content},
         created_at=f"2026-11-0{n}T00:00:00+00:00",
         entities=tuple(entities),
+        about=tuple(about),
     )
 
 
@@ -72,11 +75,41 @@ def test_members_naming_one_entity_are_linked_only_if_the_type_allows_about():
         _member(2, "ACME memos go to Alice", entities=["e1"]),
     ]
     assert RulePlanner().plan(_frozen(members).window) == []
-    (link,) = RulePlanner().plan(_frozen(members, ("supersedes", "about")).window)
-    assert (link.kind, link.relation) == ("link", "about")
+    links = RulePlanner().plan(_frozen(members, ("supersedes", "about")).window)
+    assert [(a.kind, a.target, a.other, a.relation) for a in links] == [
+        ("link", members[0].memory_id, "entity:e1", "about"),
+        ("link", members[1].memory_id, "entity:e1", "about"),
+    ]
+
+
+def test_a_member_already_about_the_entity_is_not_linked_again():
+    members = [
+        _member(1, "Alice likes ACME reports", entities=["e1"], about=("e1",)),
+        _member(2, "ACME memos go to Alice", entities=["e1"]),
+        _member(3, "Bob reads ACME memos", entities=["e1", "e2"]),
+    ]
+    links = RulePlanner().plan(_frozen(members, ("about",)).window)
+    assert [a.target for a in links] == [members[1].memory_id, members[2].memory_id]
+    assert {a.other for a in links} == {"entity:e1"}  # e2 is named once: no co-occurrence
 
 
 def test_the_plan_is_cut_at_the_budget():
     members = [_member(n, "Alice prefers weekly summaries") for n in range(1, 10)]
     window = Window("near_duplicate", tuple(members), 3, ())
     assert len(RulePlanner().plan(window)) == 3
+
+
+def test_an_entity_end_must_be_named_by_a_cited_member_and_linked_about():
+    a = _member(1, "Alice likes ACME reports", entities=["e1"])
+    b = _member(2, "Bob reads memos", entities=["e2"])
+    frozen = _frozen([a, b], ("about", "supports"))
+    good = Action("link", (a.memory_id,), a.memory_id, "entity:e1", "about")
+    assert check_plan(frozen, [good]) == [good]
+    for hostile in (
+        Action("link", (a.memory_id,), a.memory_id, "entity:e2", "about"),  # a does not name e2
+        Action("link", (a.memory_id,), a.memory_id, "entity:e1", "supports"),  # entity ends are about only
+        Action("merge", (a.memory_id,), a.memory_id, "entity:e1"),  # only a link may end at an entity
+        Action("link", (a.memory_id,), a.memory_id, "entity:", "about"),
+    ):
+        with pytest.raises(PlanRefused):
+            check_plan(frozen, [hostile])
