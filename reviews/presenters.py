@@ -40,6 +40,17 @@ def plain_language(proposal: Proposal, memory: Memory | None) -> str:
             f" memories about {subject.get('kind')}:{subject.get('id')} into one new memory"
             " and make them dormant."
         )
+    if proposal.action == Proposal.Action.LINK:
+        fields = proposal.fields
+        other = (
+            f"entity {fields['to_entity_id']}"
+            if "to_entity_id" in fields
+            else f"memory {fields.get('to_memory_id')} (revision {fields.get('to_revision')})"
+        )
+        return (
+            f"Link memory {proposal.target_memory_id} (revision {proposal.base_revision})"
+            f" {fields.get('relation')} {other}."
+        )
     changed = ", ".join(sorted(proposal.fields)) or "nothing"
     where = f"revision {proposal.base_revision}" + (f" (now {memory.revision})" if memory else "")
     text = f"Change {changed} of memory {proposal.target_memory_id} from {where}."

@@ -196,3 +196,14 @@ def test_a_purged_end_takes_its_link_and_still_verifies(agent, api, remember, ab
         assert drive(agent, memory, verb, reviewers).outcome == "applied"
     assert not MemoryLink.objects.exists()
     assert verify_tenant(agent.tenant.pk).ok
+
+
+def test_an_entity_link_reads_as_a_sentence_for_its_reviewer(
+    agent, api, remember, about_allowed, reviewers, client
+):
+    memory = remember("Alice prefers ACME Capital research notes")
+    acme = _entity(api, reviewers, "organisation", "ACME Capital")
+    proposal_id = _post(api, _about(memory, acme.pk)).json()["id"]
+    client.force_login(reviewers[0])
+    html = client.get(f"/review/proposals/{proposal_id}/").content.decode()
+    assert f"Link memory {memory.pk} (revision 1) about entity {acme.pk}." in html

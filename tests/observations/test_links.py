@@ -218,6 +218,7 @@ def test_a_link_proposal_renders_for_its_reviewer(agent, api, remember, links_al
     client.force_login(reviewers[0])
     html = client.get(f"/review/proposals/{proposal_id}/").content.decode()
     assert "same_as" in html and str(b.pk) in html
+    assert f"Link memory {a.pk} (revision 1) same_as memory {b.pk} (revision 1)." in html
 
 
 def test_a_link_receipt_reads_in_the_admin(agent, api, remember, links_allowed, reviewers):
