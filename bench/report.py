@@ -119,6 +119,7 @@ def markdown(document: dict) -> str:
             f"| {label} | {summary.get('p50_ms', '')} | {summary.get('p95_ms', '')} | {rate} | "
             f"{summary.get('errors', '')} |"
         )
+    lines += _postgres_memory(results)
     if "gateway" in results:
         lines += ["", *gateway_table(results["gateway"])]
     if "startup" in results:
@@ -274,6 +275,25 @@ def floor_ratios(results: dict) -> list[dict]:
         }
         for path, rate in paths
     ]
+
+
+def _postgres_memory(results: dict) -> list[str]:
+    """Say whether the recall tenant fit in PostgreSQL's own cache per size (README: PostgreSQL settings)."""
+    rows = [
+        (int(size), row["postgres_memory"])
+        for size, row in results.get("recall", {}).get("sizes", {}).items()
+        if "postgres_memory" in row
+    ]
+    if not rows:
+        return []
+    lines = ["", "| recall tenant | memories + indexes | shared_buffers | fits |", "|---|---|---|---|"]
+    for size, memory in rows:
+        fits = memory["shared_buffers_mib"] >= memory["memories_with_indexes_mib"]
+        lines.append(
+            f"| {size:,} | {memory['memories_with_indexes_mib']} MiB | {memory['shared_buffers']} | "
+            f"{'yes' if fits else 'no: pages come from the OS, recall is slower'} |"
+        )
+    return lines
 
 
 def _measurements(results: dict):

@@ -52,6 +52,7 @@ def run(ctx: Context) -> dict:
         _vacuum_analyze()
         added, seeded = size - seeded, size
         sizes[str(size)] = {
+            "postgres_memory": _buffers_against_tenant(),
             "seed_seconds": round(seed_seconds, 1),
             "seed_memories_per_second": round(added / seed_seconds, 1) if added else None,
             "search": over_runs([_search(ctx, world, text) for _ in range(ctx.scale.repeats)]),
@@ -66,6 +67,23 @@ def run(ctx: Context) -> dict:
 
 def _some_memory(world):
     return Memory.objects.filter(tenant=world.tenant).order_by("id").values_list("id", flat=True).first()
+
+
+def _buffers_against_tenant() -> dict:
+    """PostgreSQL's shared_buffers beside what recall reads (memories and their indexes), in MiB.
+
+    Recall visits one heap page per candidate; below this size the pages come
+    from the operating system instead of PostgreSQL's own cache, several times
+    slower (README, "PostgreSQL settings"). The report names both.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT current_setting('shared_buffers'),"
+            " pg_size_bytes(current_setting('shared_buffers')) / 1048576,"
+            " pg_total_relation_size('memory_core_memory') / 1048576"
+        )
+        setting, buffers, memories = cursor.fetchone()
+    return {"shared_buffers": setting, "shared_buffers_mib": buffers, "memories_with_indexes_mib": memories}
 
 
 def _vacuum_analyze() -> None:
