@@ -22,7 +22,15 @@ from core.errors import DomainError
 from evidence.models import EvidenceRevision, EvidenceSource
 from executor.models import Receipt, ReceiptChain
 from executor.verification import verify_tenant
-from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence, MemoryLineage
+from memory_core.models import (
+    AccessEvent,
+    AccessEventItem,
+    Entity,
+    Memory,
+    MemoryEvidence,
+    MemoryLineage,
+    MemoryLink,
+)
 from proposals.models import OutboxEntry, Proposal, ProposalEvidence
 from registrations.models import Registration
 from reviews.models import ReviewDecision
@@ -37,10 +45,12 @@ EXPORTED = [
     (EvidenceSource, "tenant_id"),
     (EvidenceRevision, "tenant_id"),
     (Registration, "tenant_id"),
+    (Entity, "tenant_id"),  # a redirect may point at an entity later in the file: FKs are deferred
     (Memory, "tenant_id"),
     (Memory.history.model, "tenant_id"),
     (MemoryEvidence, "tenant_id"),
     (MemoryLineage, "tenant_id"),
+    (MemoryLink, "tenant_id"),
     (Proposal, "tenant_id"),
     (Proposal.history.model, "tenant_id"),
     (ProposalEvidence, "tenant_id"),
