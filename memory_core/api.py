@@ -6,7 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.serializers import ChoiceField, StrictSerializer
-from memory_core.entities import expansion_terms
+from memory_core.entities import entity_cluster, expansion_terms
 from memory_core.links import MAX_LINKS_PER_HIT
 from memory_core.models import Memory, RecallFeedback
 from memory_core.recall import RecallQuery, read_memory, recall, recall_item_json
@@ -50,6 +50,10 @@ class RecallFiltersInput(StrictSerializer):
         child=ChoiceField(choices=["active", "expired", "dormant"]), required=False, max_length=3
     )
     valid_at = serializers.DateTimeField(required=False)
+    about_entity = serializers.UUIDField(
+        required=False,
+        help_text="only memories linked about this entity or one merged with it (an unknown one: none)",
+    )
 
 
 class RecallContextInput(StrictSerializer):
@@ -120,6 +124,10 @@ class RecallSearchApi(APIView):
             states=list(filters.get("states", [])),
             valid_at=filters.get("valid_at"),
             include_inactive=body["include_inactive"],
+            about_entity=filters.get("about_entity"),
+            about=tuple(entity_cluster(tenant_id=request.user.tenant_id, entity_id=filters["about_entity"]))
+            if "about_entity" in filters
+            else (),
         )
         context = bind_policy_context(request.user, _plain(body.get("policy_context", {})))
         result = recall(

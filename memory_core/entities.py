@@ -54,3 +54,17 @@ def expansion_terms(*, tenant_id: Any, text: str) -> list[str]:
                 name for name in entity.names if normalise(name) and f" {normalise(name)} " not in wanted
             ]
     return list(dict.fromkeys(terms))[:MAX_EXPANSION_TERMS]
+
+
+def entity_cluster(*, tenant_id: Any, entity_id: Any) -> list[Any]:
+    """The canonical entity of ``entity_id`` and every entity merged into it (bounded); [] if unknown.
+
+    A memory linked ``about`` any of them is about the same thing, whichever
+    name the link was made under.
+    """
+    entities = known_entities(tenant_id=tenant_id)
+    by_id = {entity.pk: entity for entity in entities}
+    if entity_id not in by_id:
+        return []
+    root = canonical(by_id[entity_id], by_id).pk
+    return [entity.pk for entity in entities if canonical(entity, by_id).pk == root]

@@ -21,7 +21,14 @@ from core.errors import DomainError
 from core.keyed import keyed_digest
 from memory_core.episodes import neighbours as episode_neighbours
 from memory_core.links import linked_context
-from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryEvidence, MemoryReads
+from memory_core.models import (
+    AccessEvent,
+    AccessEventItem,
+    Memory,
+    MemoryEvidence,
+    MemoryLink,
+    MemoryReads,
+)
 from memory_core.ranking import DENSE_POOL, WINDOW, Scored, dense_order, rerank, weights_for
 from memory_core.read_policy import active_read_policy
 from memory_core.return_modes import matched_terms, present
@@ -93,6 +100,8 @@ class RecallQuery:
     states: list[str] = field(default_factory=list)
     valid_at: datetime | None = None
     include_inactive: bool = False
+    about_entity: uuid.UUID | None = None  # the requested entity (recorded); ``about`` holds its cluster
+    about: tuple = ()
 
     def as_json(self) -> dict:
         """Return the filters as the access event records them (the subject id only as a pseudonym)."""
@@ -103,6 +112,7 @@ class RecallQuery:
             "states": sorted(self.states),
             "valid_at": self.valid_at.isoformat() if self.valid_at else None,
             "include_inactive": self.include_inactive,
+            **({"about_entity": str(self.about_entity)} if self.about_entity else {}),
         }
 
 
@@ -382,6 +392,9 @@ def _narrowed(rows: QuerySet, query: RecallQuery) -> QuerySet:
         rows = rows.filter(scope=query.scope)
     if query.types:
         rows = rows.filter(type__in=query.types)
+    if query.about_entity:  # only memories linked about the entity or anything merged into it
+        about = MemoryLink.objects.filter(source_id=OuterRef("id"), target_entity_id__in=query.about)
+        rows = rows.filter(Exists(about))
     return rows
 
 

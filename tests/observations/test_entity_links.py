@@ -228,3 +228,38 @@ def test_links_and_entities_survive_an_export_and_import(
         == before
     )
     assert sorted(Entity.objects.values_list("id", "name", "redirect_to_id", "receipt_id")) == entities
+
+
+def test_recall_filters_by_entity_across_its_merges(
+    agent, other_agent, api, remember, about_allowed, reviewers
+):
+    acme = _entity(api, reviewers, "organisation", "ACME Capital")
+    old = _entity(api, reviewers, "organisation", "ACME Capitol")
+    first = remember("Alice prefers research notes from ACME Capital")
+    second = remember("Alice prefers research notes on Fridays")
+    remember("Alice prefers research notes in French")  # about nothing
+    assert _run(_post(api, _about(first, acme.pk)).json()["id"], reviewers).outcome == "applied"
+    assert _run(_post(api, _about(second, old.pk)).json()["id"], reviewers).outcome == "applied"
+    merge = _entity_post(api, "entity_merge", entity_id=old.pk, into_entity_id=acme.pk).json()
+    assert _run(merge["id"], reviewers).outcome == "applied"
+    theirs = _entity(other_agent.client, reviewers_of(other_agent), "organisation", "ACME Holdings")
+
+    def about(entity_id, query="research notes"):
+        body = {
+            "query": query,
+            "filters": {"about_entity": str(entity_id)},
+            "policy_context": owner_context(),
+        }
+        response = api.post("/api/v1/recall/search", body, format="json")
+        assert response.status_code == 200, response.json()
+        return {item["memory"]["memory_id"] for item in response.json()["results"]}
+
+    both = {str(first.pk), str(second.pk)}
+    assert about(acme.pk) == both
+    assert about(old.pk) == both  # the merged name reaches the same memories
+    assert about(acme.pk, query="") == both
+    assert about(theirs.pk) == set()  # another tenant's entity selects nothing here
+    bad = api.post(
+        "/api/v1/recall/search", {"query": "x", "filters": {"about_entity": "nope"}}, format="json"
+    )
+    assert bad.status_code == 400
