@@ -126,8 +126,9 @@ def _compaction_members(tenant_id: Any) -> dict[str, list[tuple]]:
     member's revisions and memory hashes (``executor.records.bind_memory_rows``).
     """
     moved: dict[str, list[tuple]] = {}
+    # Along receipt_compaction_idx: no join of every receipt with its proposal.
     compactions = Receipt.objects.filter(
-        tenant_id=tenant_id, outcome=Receipt.Outcome.APPLIED, proposal__action="compact"
+        tenant_id=tenant_id, outcome=Receipt.Outcome.APPLIED, effects__has_key="compaction"
     )
     for receipt_id, seq, effects in compactions.order_by("seq").values_list("id", "seq", "effects"):
         for member in compaction_members(effects):

@@ -97,6 +97,12 @@ class Receipt(AppendOnlyModel):
                 & models.Q(outcome="applied"),
                 name="receipt_graph_idx",
             ),
+            # verify_receipts: the compactions, whose one receipt also moved every member.
+            models.Index(
+                fields=["tenant", "seq"],
+                condition=models.Q(effects__has_key="compaction", outcome="applied"),
+                name="receipt_compaction_idx",
+            ),
             models.Index(fields=["tenant", "-created_at", "-id"], name="receipt_recent_idx"),
             # The admin's receipt list across the tenants a viewer sees, newest first.
             models.Index(fields=["-created_at", "-id"], name="receipt_global_recent_idx"),
