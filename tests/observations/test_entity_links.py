@@ -263,3 +263,24 @@ def test_recall_filters_by_entity_across_its_merges(
         "/api/v1/recall/search", {"query": "x", "filters": {"about_entity": "nope"}}, format="json"
     )
     assert bad.status_code == 400
+
+
+def test_entity_ends_cost_the_same_queries_for_more_of_them(agent, api, remember, about_allowed, reviewers):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    _linked(agent, api, remember, reviewers)
+
+    def count() -> int:
+        body = {"query": "research notes", "context": {"links": 5}, "policy_context": owner_context()}
+        with CaptureQueriesContext(connection) as captured:
+            assert api.post("/api/v1/recall/search", body, format="json").status_code == 200
+        return len(captured)
+
+    count()
+    few = count()
+    for n in range(3):
+        entity = _entity(api, reviewers, "project", f"Research project {n}")
+        memory = remember(f"Alice prefers research notes for project {n}")
+        assert _run(_post(api, _about(memory, entity.pk)).json()["id"], reviewers).outcome == "applied"
+    assert count() == few  # one query for every entity end, whatever their number
