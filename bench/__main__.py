@@ -54,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/13"))
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--web-workers", type=int, default=4)
+    parser.add_argument(
+        "--web-threads", type=int, default=2, help="threads per gunicorn worker (gthread, config/gunicorn.py)"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.add_argument(
         "--embedded",
@@ -113,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         log_dir=out / "logs",
         port=args.port,
         web_workers=args.web_workers,
+        web_threads=args.web_threads,
     ) as stack:
         stack.start_web()
         scale = SCALES[args.scale]
@@ -159,6 +163,7 @@ def _meta(args, started: float) -> dict:
         "cpus": os.cpu_count(),
         "machine": platform.machine(),
         "web_workers": args.web_workers,
+        "web_threads": args.web_threads,
         "embedder": os.environ.get("CUSTODIAN_EMBEDDER", "none"),
     }
 

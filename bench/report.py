@@ -102,7 +102,8 @@ def markdown(document: dict) -> str:
     lines = [
         f"# Benchmark ({meta['scale']}) — commit {meta['commit']}, {meta['started']}",
         "",
-        f"{meta['cpus']} CPUs, Python {meta['python']}, gunicorn ×{meta['web_workers']}; "
+        f"{meta['cpus']} CPUs, Python {meta['python']}, gunicorn ×{meta['web_workers']}"
+        f" ×{meta.get('web_threads', 1)} threads; "
         f"total {meta['seconds']} s.",
         "",
         "| target | measured | goal | |",
