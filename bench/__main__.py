@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         help="measure on the database as a previous run left it (recall: only at sizes it already reached)",
     )
     parser.add_argument("--recall-sizes", default="", help="comma-separated sizes, instead of the scale's")
+    parser.add_argument("--drain-backlog", type=int, help="entries per drain run, instead of the scale's")
     args = parser.parse_args(argv)
     parts = [part.strip() for part in args.only.split(",") if part.strip()] or [
         part for part in PARTS if args.scale == "full" or part not in FULL_ONLY_PARTS
@@ -123,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.recall_sizes:
             sizes = tuple(int(size) for size in args.recall_sizes.split(","))
             scale = dataclasses.replace(scale, recall_sizes=sizes)
+        if args.drain_backlog:
+            scale = dataclasses.replace(scale, drain_backlog=args.drain_backlog)
         ctx = Context(stack=stack, scale=scale, quiet=args.quiet)
         for name in parts:
             part_started = time.perf_counter()

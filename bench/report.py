@@ -287,6 +287,12 @@ def _measurements(results: dict):
         for key, value in results["drain"].items():
             if key.startswith("workers_"):
                 yield f"executor drain, {key.split('_')[1]} worker(s)", value
+            elif key.startswith("tenants_"):
+                for workers, row in value.items():
+                    yield (
+                        f"executor drain, {workers.split('_')[1]} worker(s), {key.split('_')[1]} tenants",
+                        row,
+                    )
     if "recall" in results:
         for size, row in results["recall"]["sizes"].items():
             yield f"recall search at {int(size):,}", row["search"]
