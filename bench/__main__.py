@@ -55,7 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--web-workers", type=int, default=4)
     parser.add_argument(
-        "--web-threads", type=int, default=2, help="threads per gunicorn worker (gthread, config/gunicorn.py)"
+        "--web-threads",
+        type=int,
+        default=1,
+        help="threads per gunicorn worker (> 1: gthread, config/gunicorn.py)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.add_argument(

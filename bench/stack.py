@@ -57,7 +57,7 @@ class Stack:
         log_dir: Path,
         port: int,
         web_workers: int,
-        web_threads: int = 2,
+        web_threads: int = 1,
     ):
         self.database_url, self.redis_url = database_url, redis_url
         self.log_dir, self.port, self.web_workers, self.web_threads = log_dir, port, web_workers, web_threads
@@ -87,7 +87,7 @@ class Stack:
                 "--config=python:config.gunicorn",  # what `make run` serves with (bin/run-all)
                 "config.wsgi",
                 f"--workers={self.web_workers}",
-                f"--threads={self.web_threads}",
+                f"--threads={self.web_threads}",  # more than 1: threaded workers (gthread)
                 f"--bind=127.0.0.1:{self.port}",
                 "--backlog=256",
                 "--log-level=warning",
