@@ -54,6 +54,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/13"))
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--web-workers", type=int, default=4)
+    parser.add_argument(
+        "--web-threads",
+        type=int,
+        default=1,
+        help="threads per gunicorn worker (> 1: gthread, config/gunicorn.py)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.add_argument(
         "--embedded",
@@ -66,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         help="measure on the database as a previous run left it (recall: only at sizes it already reached)",
     )
     parser.add_argument("--recall-sizes", default="", help="comma-separated sizes, instead of the scale's")
+    parser.add_argument("--drain-backlog", type=int, help="entries per drain run, instead of the scale's")
     args = parser.parse_args(argv)
     parts = [part.strip() for part in args.only.split(",") if part.strip()] or [
         part for part in PARTS if args.scale == "full" or part not in FULL_ONLY_PARTS
@@ -113,12 +120,15 @@ def main(argv: list[str] | None = None) -> int:
         log_dir=out / "logs",
         port=args.port,
         web_workers=args.web_workers,
+        web_threads=args.web_threads,
     ) as stack:
         stack.start_web()
         scale = SCALES[args.scale]
         if args.recall_sizes:
             sizes = tuple(int(size) for size in args.recall_sizes.split(","))
             scale = dataclasses.replace(scale, recall_sizes=sizes)
+        if args.drain_backlog:
+            scale = dataclasses.replace(scale, drain_backlog=args.drain_backlog)
         ctx = Context(stack=stack, scale=scale, quiet=args.quiet)
         for name in parts:
             part_started = time.perf_counter()
@@ -159,6 +169,7 @@ def _meta(args, started: float) -> dict:
         "cpus": os.cpu_count(),
         "machine": platform.machine(),
         "web_workers": args.web_workers,
+        "web_threads": args.web_threads,
         "embedder": os.environ.get("CUSTODIAN_EMBEDDER", "none"),
     }
 

@@ -36,6 +36,8 @@ class Scale:
     export_lines: int = 20_000  # lines of the receipts export streamed per recall size
     dreaming_memories: int = 100_000  # dreaming part: active memories the pass reads
     dreaming_windows: int = 1_000  # dreaming part: windows the pass freezes, plans and proposes
+    drain_workers: tuple[int, ...] = (1, 2, 4)  # drain part: executor worker processes per run
+    drain_tenants: tuple[int, ...] = (1, 4)  # drain part: tenants the backlog is spread over
 
 
 SCALES = {
@@ -55,6 +57,7 @@ SCALES = {
         export_lines=200,
         dreaming_memories=2_000,
         dreaming_windows=50,
+        drain_workers=(1, 2),
     ),
     "full": Scale(
         "full",

@@ -139,7 +139,10 @@ def main() -> None:
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {world.token}")
     base = time.time_ns() % 10**12
     measure(client, world, proposals=20, batch=0, start=base)  # warm caches and imports
-    profilers = {name: cProfile.Profile() if args.profile == name else None for name in ("single", "batch")}
+    profilers = {
+        name: cProfile.Profile(time.process_time) if args.profile == name else None
+        for name in ("single", "batch")
+    }
     single = measure(
         client, world, proposals=args.proposals, batch=0, start=base + 10**6, profiler=profilers["single"]
     )

@@ -102,7 +102,8 @@ def markdown(document: dict) -> str:
     lines = [
         f"# Benchmark ({meta['scale']}) — commit {meta['commit']}, {meta['started']}",
         "",
-        f"{meta['cpus']} CPUs, Python {meta['python']}, gunicorn ×{meta['web_workers']}; "
+        f"{meta['cpus']} CPUs, Python {meta['python']}, gunicorn ×{meta['web_workers']}"
+        f" ×{meta.get('web_threads', 1)} threads; "
         f"total {meta['seconds']} s.",
         "",
         "| target | measured | goal | |",
@@ -306,6 +307,12 @@ def _measurements(results: dict):
         for key, value in results["drain"].items():
             if key.startswith("workers_"):
                 yield f"executor drain, {key.split('_')[1]} worker(s)", value
+            elif key.startswith("tenants_"):
+                for workers, row in value.items():
+                    yield (
+                        f"executor drain, {workers.split('_')[1]} worker(s), {key.split('_')[1]} tenants",
+                        row,
+                    )
     if "recall" in results:
         for size, row in results["recall"]["sizes"].items():
             yield f"recall search at {int(size):,}", row["search"]

@@ -49,9 +49,18 @@ def recreate_embedded(var_dir: Path) -> Path:
 class Stack:
     """Start and stop gunicorn, executor workers and beat; the caller owns the database."""
 
-    def __init__(self, *, database_url: str, redis_url: str, log_dir: Path, port: int, web_workers: int):
+    def __init__(
+        self,
+        *,
+        database_url: str,
+        redis_url: str,
+        log_dir: Path,
+        port: int,
+        web_workers: int,
+        web_threads: int = 1,
+    ):
         self.database_url, self.redis_url = database_url, redis_url
-        self.log_dir, self.port, self.web_workers = log_dir, port, web_workers
+        self.log_dir, self.port, self.web_workers, self.web_threads = log_dir, port, web_workers, web_threads
         self.web: subprocess.Popen | None = None
         self.workers: list[subprocess.Popen] = []
         self.beat: subprocess.Popen | None = None
@@ -75,8 +84,10 @@ class Stack:
             "gunicorn",
             [
                 str(BIN / "gunicorn"),
+                "--config=python:config.gunicorn",  # what `make run` serves with (bin/run-all)
                 "config.wsgi",
                 f"--workers={self.web_workers}",
+                f"--threads={self.web_threads}",  # more than 1: threaded workers (gthread)
                 f"--bind=127.0.0.1:{self.port}",
                 "--backlog=256",
                 "--log-level=warning",

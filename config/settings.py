@@ -85,8 +85,8 @@ WSGI_APPLICATION = "config.wsgi.application"
 
 DATABASE_URL = os.environ.get("DATABASE_URL")
 if DATABASE_URL:
-    # Persistent connections suit gunicorn and the workers (one per process); the dev server
-    # opens a thread per request, so bin/run-all sets 0 there to keep connections bounded.
+    # Persistent connections suit gunicorn (one per worker, or per thread: config/gunicorn.py)
+    # and the executor workers (one per process).
     DATABASES = {
         "default": dj_database_url.parse(
             DATABASE_URL, conn_max_age=int(os.environ.get("CUSTODIAN_DB_CONN_MAX_AGE", 60))

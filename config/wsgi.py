@@ -4,6 +4,12 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_wsgi_application()
+if (
+    os.environ.get("CUSTODIAN_SERVE_STATIC") == "1"
+):  # bin/run-all's demo; a real deployment's proxy serves them
+    from django.contrib.staticfiles.handlers import StaticFilesHandler
+
+    application = StaticFilesHandler(application)
 
 # Load the lemma tables recall's query analysis uses now, not in a worker's first search.
 from memory_core.search import query_groups  # noqa: E402

@@ -3,7 +3,7 @@
 import uuid
 from collections.abc import Iterable
 
-from django.db.models import Prefetch, Q
+from django.db.models import Prefetch, Q, QuerySet
 
 from core.errors import NotFound
 from evidence.models import EvidenceRevision, EvidenceSource
@@ -40,11 +40,15 @@ def revisions_for_bindings(
     pairs = list(bindings)
     if not pairs:
         return {}
+    return {(str(row.source_id), row.revision): row for row in revisions_query(tenant.pk, pairs)}
+
+
+def revisions_query(tenant_id, pairs: Iterable[tuple[str, int]]) -> QuerySet[EvidenceRevision]:
+    """The tenant's revisions for (evidence_id, revision) pairs, as a queryset a caller may annotate."""
     match = Q()
     for evidence_id, number in pairs:
         match |= Q(source_id=evidence_id, revision=number)
-    rows = EvidenceRevision.objects.filter(match, tenant=tenant)
-    return {(str(row.source_id), row.revision): row for row in rows}
+    return EvidenceRevision.objects.filter(match, tenant_id=tenant_id)
 
 
 def binding_statuses(
@@ -59,6 +63,13 @@ def binding_statuses(
     found = revisions_for_bindings(
         tenant=tenant, bindings=[(b["evidence_id"], b["revision"]) for b in bindings]
     )
+    return statuses_of(bindings, found)
+
+
+def statuses_of(
+    bindings: list[dict], found: dict[tuple[str, int], EvidenceRevision]
+) -> list[tuple[dict, str, EvidenceRevision | None]]:
+    """Each binding with its status, given the tenant's revisions by (evidence_id, revision)."""
     statuses: list[tuple[dict, str, EvidenceRevision | None]] = []
     for binding in bindings:
         revision = found.get((str(binding["evidence_id"]), binding["revision"]))

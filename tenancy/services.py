@@ -1,6 +1,7 @@
 """Tenancy owns tenants, agents and agent tokens."""
 
 import secrets
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -92,29 +93,42 @@ def issue_user_token(*, user, expires_in_days: int | None = None) -> tuple[UserT
     return token, raw_key
 
 
-def bind_policy_context(agent: Agent, context: dict[str, Any]) -> dict[str, Any]:
+def bind_policy_context(
+    agent: Agent,
+    context: dict[str, Any],
+    *,
+    may_act: Callable[[Agent, dict[str, Any]], bool] | None = None,
+) -> dict[str, Any]:
     """Turn the claims in a policy context into facts, or refuse them.
 
     Tenant and actor come from the credential; a subject the agent says it
     acts for must be the agent itself or covered by a live :class:`Delegation`.
     This is the one place both the write policy and the read policy get
-    their acting-for fact from.
+    their acting-for fact from. ``may_act`` answers like :func:`may_act_for`
+    from delegations the caller already read (the policy reads them with the
+    evidence, in one query); it defaults to reading them now.
     """
+    may_act = may_act or may_act_for
     if context.get("tenant_id") not in (None, str(agent.tenant_id), agent.tenant.name):
         raise TenantMismatch("policy_context.tenant_id names another tenant")
     if context.get("actor_agent") not in (None, agent.name, str(agent.id)):
         raise TenantMismatch("policy_context.actor_agent names another agent")
     subject = context.get("acting_for_subject")
-    if subject and not may_act_for(agent, subject):
+    if subject and not may_act(agent, subject):
         raise ActingForNotGranted(
             f"{agent.name} holds no live delegation for {subject.get('kind')}:{subject.get('id')}"
         )
     return {**context, "tenant_id": str(agent.tenant_id), "actor_agent": agent.name}
 
 
+def acts_for_itself(agent: Agent, subject: dict[str, Any]) -> bool:
+    """True if ``agent`` needs no delegation to act for ``subject`` (itself; system agents for all)."""
+    return agent.is_system or subject == {"kind": "agent", "id": agent.name}
+
+
 def may_act_for(agent: Agent, subject: dict[str, Any]) -> bool:
     """True if ``agent`` is ``subject`` or holds a live delegation for it (system agents act for all)."""
-    if agent.is_system or subject == {"kind": "agent", "id": agent.name}:
+    if acts_for_itself(agent, subject):
         return True
     return (
         Delegation.objects.live()

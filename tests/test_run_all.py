@@ -5,6 +5,7 @@ every receipt chain verifies, and Ctrl-C or TERM stops it cleanly.
 """
 
 import contextlib
+import http.client
 import os
 import re
 import shutil
@@ -106,6 +107,21 @@ def test_the_readme_walkthrough_reaches_a_receipt_and_every_chain_verifies(demo_
     verified = _manage(var_dir, "verify_receipts")
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "BROKEN" not in verified.stdout
+
+
+def test_it_serves_with_the_benchmarks_gunicorn_and_the_pages_static_files(demo_var, tmp_path):
+    """make run serves as the benchmark measures (config/gunicorn.py), the demo's CSS included."""
+    var_dir = tmp_path / "var"
+    shutil.copytree(demo_var[0], var_dir)
+    with _running(var_dir, tmp_path / "run-all.log") as (_, port):
+        for path in ("/accounts/login/", "/static/admin/css/base.css", "/api/v1/proposals/"):
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            connection.request("GET", path, headers={"Authorization": f"Bearer {demo_var[1]}"})
+            response = connection.getresponse()
+            response.read()
+            connection.close()
+            assert response.status == 200, (path, response.status)
+            assert response.getheader("Server", "").startswith("gunicorn"), path
 
 
 @pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "term"])

@@ -12,21 +12,19 @@ kept and every item is submitted again on its own, so each gets its own answer.
 """
 
 from dataclasses import dataclass
-from datetime import timedelta
-from functools import partial
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, transaction
-from django.utils import timezone
 
 from core.errors import DomainError
+from evidence.models import EvidenceRevision
 from proposals.errors import IdempotencyConflict
-from proposals.models import OutboxEntry, Proposal, ProposalEvidence
+from proposals.models import Proposal
 from proposals.payloads import ProposalPayload
+from proposals.policy import Verdict
+from proposals.selectors import PolicyReads
 from proposals.services.freezing import STATUS_FOR_VERDICT, freeze_and_classify
-from proposals.services.outbox import nudge
-from proposals.services.submission import Submission, submit_proposal
+from proposals.services.submission import Submission, submit_proposal, write_new_proposals
 from registrations.selectors import active_registration
 from tenancy.models import Agent
 
@@ -73,8 +71,19 @@ def _submit_in_bulk(agent: Agent, items: list[BatchItem]) -> list[ItemOutcome]:
         )
     }
     outcomes: list[ItemOutcome] = []
-    created: list[tuple[Proposal, list, object]] = []
+    created: list[tuple[Proposal, list[EvidenceRevision], Verdict]] = []
     registration = active_registration(tenant_id=agent.tenant_id)  # one for the whole batch
+    reads = PolicyReads(agent)  # every item's delegations and evidence: two queries for the batch
+    fresh = [item.payload for item in items if item.idempotency_key not in known]
+    reads.load(
+        subjects=[(payload.get("policy_context") or {}).get("acting_for_subject") for payload in fresh],
+        bindings=[
+            binding
+            for payload in fresh
+            if payload["action"] != Proposal.Action.COMPACT
+            for binding in payload.get("evidence", [])
+        ],
+    )
     for item in items:
         existing = known.get(item.idempotency_key)
         if existing is not None:
@@ -94,7 +103,9 @@ def _submit_in_bulk(agent: Agent, items: list[BatchItem]) -> list[ItemOutcome]:
             request_hash=item.request_hash,
         )
         try:
-            verdict, revisions = freeze_and_classify(proposal, agent, item.payload, registration=registration)
+            verdict, revisions = freeze_and_classify(
+                proposal, agent, item.payload, registration=registration, reads=reads
+            )
         except (DomainError, ValidationError) as exc:
             outcomes.append(exc)
             continue
@@ -102,35 +113,5 @@ def _submit_in_bulk(agent: Agent, items: list[BatchItem]) -> list[ItemOutcome]:
         known[item.idempotency_key] = proposal
         created.append((proposal, revisions, verdict))
         outcomes.append(Submission(proposal, replayed=False))
-    _write(agent, created)
+    write_new_proposals(agent, created)
     return outcomes
-
-
-def _write(agent: Agent, created: list) -> None:
-    """Insert the new proposals, their history, links and outbox rows: one statement per table."""
-    if not created:
-        return
-    proposals = [proposal for proposal, _, _ in created]
-    Proposal.objects.bulk_create(proposals)
-    Proposal.history.bulk_history_create(proposals)
-    ProposalEvidence.objects.bulk_create(
-        ProposalEvidence(tenant_id=agent.tenant_id, proposal=proposal, evidence_revision=revision)
-        for proposal, revisions, _ in created
-        for revision in revisions
-    )
-    now = timezone.now()
-    entries = OutboxEntry.objects.bulk_create(
-        OutboxEntry(
-            tenant_id=proposal.tenant_id,
-            proposal=proposal,
-            action_digest=proposal.action_digest,
-            available_at=now + timedelta(seconds=verdict.rule.hold_seconds),
-        )
-        for proposal, _, verdict in created
-        if proposal.status == Proposal.Status.RELEASED
-    )
-    # A nudged worker takes up to CUSTODIAN_EXECUTOR_BATCH due entries with it: one nudge per
-    # that many due entries starts them all; the sweep dispatches whatever a lost nudge missed.
-    due = [entry.id for entry in entries if entry.available_at <= now]
-    for entry_id in due[:: settings.CUSTODIAN_EXECUTOR_BATCH]:
-        transaction.on_commit(partial(nudge, entry_id))

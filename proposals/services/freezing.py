@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from core.canonical import digest
 from evidence.models import EvidenceRevision
-from evidence.selectors import BINDING_STATUSES, binding_statuses
+from evidence.selectors import BINDING_STATUSES
 from memory_core.content import validate_content, validate_retention
 from memory_core.lifecycle import next_state
 from memory_core.models import Memory
@@ -22,6 +22,7 @@ from proposals.models import Proposal
 from proposals.payloads import EvidenceBinding, MemoryFields, ProposalPayload
 from proposals.policy import Verdict, active_rule_set, classify
 from proposals.policy.transition import escalation, strictest_sensitivity
+from proposals.selectors import PolicyReads
 from proposals.services.compaction import member_evidence, prepare_compaction
 from proposals.services.entities import prepare_entity
 from proposals.services.linking import prepare_link
@@ -46,22 +47,28 @@ def freeze_and_classify(
     *,
     reviewed_path: tuple | None = None,
     registration: ActiveRegistration | None = None,
+    reads: PolicyReads | None = None,
 ):
     """Bind evidence, freeze the action, classify it; set every derived field on ``proposal``.
 
     ``reviewed_path`` (classification, approvals, deadline) is the path of the
     review that asked for this amendment: the verdict never gets laxer than it.
     ``registration`` is the agent's tenant's active one when the caller already
-    looked it up (a batch freezes all its items under one).
+    looked it up (a batch freezes all its items under one); ``reads`` likewise
+    holds the delegations and evidence revisions a batch read for all its items.
     """
-    context = bind_policy_context(agent, payload.get("policy_context") or {})
+    reads = reads or PolicyReads(agent)
+    claims = payload.get("policy_context") or {}
+    if proposal.action != Proposal.Action.COMPACT:  # the delegation and the evidence in one query
+        reads.load(subjects=[claims.get("acting_for_subject")], bindings=payload.get("evidence", []))
+    context = bind_policy_context(agent, claims, may_act=reads.may_act_for)
     if proposal.action == Proposal.Action.COMPACT:  # bound to its members' evidence, never to a claim
         payload = {**payload, "evidence": member_evidence(agent.tenant_id, payload)}  # type: ignore[typeddict-item]
     proposal.evidence = sorted(
         (_binding_json(b) for b in payload.get("evidence", [])),
         key=lambda b: (b["evidence_id"], b["revision"]),
     )
-    evidence_status, revisions = _check_evidence(agent, proposal.evidence)
+    evidence_status, revisions = _check_evidence(reads, proposal.evidence)
     proposal.policy_context = context
     proposal.rationale = payload.get("rationale", "")
     if registration is None:
@@ -131,11 +138,11 @@ def _binding_json(binding: EvidenceBinding) -> dict[str, Any]:
     }
 
 
-def _check_evidence(agent: Agent, bindings: list[dict]) -> tuple[str, list[EvidenceRevision]]:
+def _check_evidence(reads: PolicyReads, bindings: list[dict]) -> tuple[str, list[EvidenceRevision]]:
     """Return the worst binding status and the revisions that were found."""
     if not bindings:
         return "none", []
-    checked = binding_statuses(tenant=agent.tenant, bindings=bindings)
+    checked = reads.binding_statuses(bindings)
     worst = max((status for _, status, _ in checked), key=BINDING_STATUSES.index)
     found = {revision.pk: revision for _, _, revision in checked if revision is not None}
     return worst, list(found.values())

@@ -98,9 +98,10 @@ def test_smoke_benchmark_runs_every_part_and_writes_the_report(tmp_path):
         size["search"]["empty"] < size["search"]["runs"][0]["count"]
         for size in results["recall"]["sizes"].values()
     )
-    for workers in ("workers_1", "workers_2"):
-        (run,) = results["drain"][workers]["runs"]
-        assert run["outcomes"] == {"applied": run["backlog"]}
+    for drained in (results["drain"], results["drain"]["tenants_4"]):
+        for workers in ("workers_1", "workers_2"):
+            (run,) = drained[workers]["runs"]
+            assert run["outcomes"] == {"applied": run["backlog"]}
     assert all(
         size["verify_receipts"]["receipts"] >= int(n) for n, size in results["recall"]["sizes"].items()
     )
