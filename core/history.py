@@ -1,6 +1,11 @@
 """simple-history glue."""
 
+from datetime import datetime
+from typing import Any
+
 from django.contrib.auth import get_user_model
+from django.db import connection
+from django.db.models import Model
 
 
 def human_history_user(request=None, **kwargs):
@@ -11,3 +16,32 @@ def human_history_user(request=None, **kwargs):
     """
     user = getattr(request, "user", None)
     return user if isinstance(user, get_user_model()) and user.is_authenticated else None
+
+
+def copy_to_history(model: type[Model], pks: list[Any], *, history_type: str, when: datetime) -> None:
+    """Write one history row per row of ``model`` in ``pks``, copied by the database (INSERT … SELECT).
+
+    The row simple-history's bulk path would build (every tracked column as
+    stored now, no user, no change reason), without a Python object per row:
+    building those was a quarter of the executor's CPU per entry. Call it
+    after the rows' UPDATE, in the same transaction.
+    """
+    if not pks:
+        return
+    history = model.history.model  # type: ignore[attr-defined]
+    quote = connection.ops.quote_name
+    tracked = ", ".join(
+        quote(field.column)
+        for field in history._meta.concrete_fields
+        if not field.name.startswith("history_")
+    )
+    pk = model._meta.pk
+    sql = (
+        f"INSERT INTO {quote(history._meta.db_table)} ({tracked}, history_date, history_type,"  # noqa: S608
+        f" history_change_reason, history_user_id) SELECT {tracked}, %s, %s, NULL, NULL"
+        f" FROM {quote(model._meta.db_table)} WHERE {quote(pk.column)} IN ({', '.join(['%s'] * len(pks))})"
+    )
+    when_value = history._meta.get_field("history_date").get_db_prep_value(when, connection)
+    params = [when_value, history_type, *(pk.get_db_prep_value(value, connection) for value in pks)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)

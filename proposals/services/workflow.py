@@ -5,6 +5,7 @@ from collections import defaultdict
 from django.db import transaction
 from django.utils import timezone
 
+from core.history import copy_to_history
 from proposals.models import Proposal
 from proposals.services.outbox import release
 from registrations.services import return_to_draft
@@ -14,7 +15,7 @@ def record_executions(outcomes: list[tuple[Proposal, str, bool]]) -> None:
     """Record the executor's (proposal, outcome, applied) on locked, released proposals.
 
     One UPDATE per distinct outcome (a batch is mostly "applied") and one
-    insert of history rows, instead of a save per proposal.
+    INSERT … SELECT of their history rows, instead of a save per proposal.
     """
     now = timezone.now()
     by_outcome = defaultdict(list)
@@ -25,7 +26,7 @@ def record_executions(outcomes: list[tuple[Proposal, str, bool]]) -> None:
         by_outcome[(proposal.status, outcome)].append(proposal.pk)
     for (status, outcome), ids in by_outcome.items():
         Proposal.objects.filter(pk__in=ids).update(status=status, outcome=outcome, updated_at=now)
-    Proposal.history.bulk_history_create([proposal for proposal, _, _ in outcomes], update=True)
+    copy_to_history(Proposal, [proposal.pk for proposal, _, _ in outcomes], history_type="~", when=now)
 
 
 def escalate_to_review(proposal: Proposal, *, failed_gates: list[str]) -> None:

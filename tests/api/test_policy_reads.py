@@ -127,3 +127,23 @@ def test_a_single_submit_records_its_history_row(agent, api):
         proposal.action_digest,
         proposal.verdict_seal,
     )
+
+
+def test_the_executor_records_an_applied_proposal_in_its_history(agent, api):
+    """The executor's history row is copied by the database: every tracked column as stored."""
+    from tests.factories import apply_released
+
+    response = _submit(api, create_payload(user_preference(), [make_evidence(agent.agent)]))
+    proposal = Proposal.objects.get(pk=response.json()["id"])
+    assert apply_released(proposal).outcome == "applied"
+    proposal.refresh_from_db()
+    created, executed = proposal.history.order_by("history_id")
+    assert (created.history_type, executed.history_type) == ("+", "~")
+    assert (executed.status, executed.outcome, executed.history_user_id) == ("applied", "applied", None)
+    tracked = [
+        f.attname for f in Proposal.history.model._meta.concrete_fields if not f.name.startswith("history_")
+    ]
+    assert {name: getattr(executed, name) for name in tracked} == {
+        name: getattr(proposal, name) for name in tracked
+    }
+    assert executed.history_date >= created.history_date
