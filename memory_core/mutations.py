@@ -12,9 +12,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import Q
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
-from simple_history.utils import bulk_create_with_history
 
+from core.history import copy_to_history
 from evidence.models import EvidenceRevision
 from memory_core.embeddings import active_embedder, embedded_text, pack
 from memory_core.lifecycle import next_state
@@ -66,14 +67,19 @@ def create_memories(created: list[tuple[Memory, list[EvidenceRevision], str]]) -
     """Insert new memories (from :func:`new_memory`), each with its evidence and change reason.
 
     Three statements for any number of memories: the rows, their history
-    rows (simple-history's bulk path, with each memory's change reason) and
-    their evidence links. This is the executor's bulk path for creates.
+    rows (copied by the database from the rows, with each memory's change
+    reason) and their evidence links. This is the executor's bulk path for creates.
     """
     if not created:
         return
-    for memory, _, change_reason in created:
-        memory._change_reason = change_reason
-    bulk_create_with_history([memory for memory, _, _ in created], Memory)
+    Memory.objects.bulk_create([memory for memory, _, _ in created])
+    copy_to_history(
+        Memory,
+        [memory.pk for memory, _, _ in created],
+        history_type="+",
+        when=timezone.now(),
+        reasons={memory.pk: change_reason for memory, _, change_reason in created},
+    )
     MemoryEvidence.objects.bulk_create(
         [link for memory, evidence, _ in created for link in _evidence_links(memory, evidence)]
     )
