@@ -522,24 +522,16 @@ def test_a_planner_that_fails_refuses_its_window_only(agent, remember):
 
 def test_members_naming_one_entity_are_linked_about_it_once(agent, api, remember, dream_reviewers):
     """Co-occurring canonical entities become memory -> entity links; a later pass adds none."""
-    import copy
-
-    from guardian.shortcuts import assign_perm
-
-    from registrations.document import DEFAULT_DOCUMENT
-    from tests.factories import make_person
     from tests.observations.test_entities import _entity, _run
     from tests.observations.test_entities import _post as _entity_post
-    from tests.registrations.test_publish import _requested
+    from tests.registrations.publishing import publish_changed_default
 
-    operator, publisher = make_person("ent-op", agent.tenant), make_person("ent-pub", agent.tenant)
-    for person in (operator, publisher):
-        assign_perm("tenancy.publish_registration", person, agent.tenant)
-    document = copy.deepcopy(DEFAULT_DOCUMENT)
-    document["types"]["preference"] |= {"dreaming": {"mode": "auto"}, "links": {"relations": ["about"]}}
-    _, proposal = _requested(agent, operator, document)
-    approve(publisher, proposal)
-    assert apply_released(proposal).outcome == "applied"
+    publish_changed_default(
+        agent,
+        lambda document: document["types"]["preference"].update(
+            dreaming={"mode": "auto"}, links={"relations": ["about"]}
+        ),
+    )
     acme = _entity(api, dream_reviewers, "organisation", "ACME Capital")
     old_name = _entity(api, dream_reviewers, "organisation", "ACME Old")
     first = remember("Alice prefers ACME Capital research notes")

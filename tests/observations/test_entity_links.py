@@ -1,22 +1,19 @@
 """Links to entities: a memory is ``about`` a tenant's canonical entity, proposed, bound and verified."""
 
-import copy
 import itertools
 
 import pytest
 from django.core.management import CommandError, call_command
-from guardian.shortcuts import assign_perm
 
 from executor.models import Receipt
 from executor.verification import verify_tenant
 from memory_core.models import Entity, MemoryLink
 from proposals.models import Proposal
-from registrations.document import DEFAULT_DOCUMENT
 from tests.factories import apply_released, approve, make_person, owner_context
 from tests.lifecycle.test_lifecycle_verbs import drive
 from tests.observations.test_entities import _entity
 from tests.observations.test_entities import _post as _entity_post
-from tests.registrations.test_publish import _requested
+from tests.registrations.publishing import publish_changed_default
 
 _keys = itertools.count()
 
@@ -28,14 +25,10 @@ def reviewers(agent):
 
 @pytest.fixture
 def about_allowed(agent):
-    operator, publisher = make_person("el-operator", agent.tenant), make_person("el-publisher", agent.tenant)
-    for person in (operator, publisher):
-        assign_perm("tenancy.publish_registration", person, agent.tenant)
-    document = copy.deepcopy(DEFAULT_DOCUMENT)
-    document["types"]["preference"]["links"] = {"relations": ["about", "supports"]}
-    _, proposal = _requested(agent, operator, document)
-    approve(publisher, proposal)
-    assert apply_released(proposal).outcome == "applied"
+    publish_changed_default(
+        agent,
+        lambda document: document["types"]["preference"].update(links={"relations": ["about", "supports"]}),
+    )
 
 
 def _about(memory, entity_id, relation="about", **link) -> dict:

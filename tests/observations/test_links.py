@@ -1,18 +1,15 @@
 """Allowlisted links: proposed like any change, one tenant and scope, bound to both ends, executor-written."""
 
-import copy
 import itertools
 
 import pytest
 from django.core.management import call_command
-from guardian.shortcuts import assign_perm
 
 from executor.models import Receipt
 from memory_core.models import MemoryLink
 from proposals.models import Proposal
-from registrations.document import DEFAULT_DOCUMENT
 from tests.factories import apply_released, approve, make_evidence, make_person, owner_context, submit
-from tests.registrations.test_publish import _requested
+from tests.registrations.publishing import publish_changed_default
 
 _keys = itertools.count()
 
@@ -25,14 +22,10 @@ def reviewers(agent):
 @pytest.fixture
 def links_allowed(agent):
     """Publish a registration that lets preferences link out by supports and same_as."""
-    operator, publisher = make_person("operator", agent.tenant), make_person("publisher", agent.tenant)
-    for person in (operator, publisher):
-        assign_perm("tenancy.publish_registration", person, agent.tenant)
-    document = copy.deepcopy(DEFAULT_DOCUMENT)
-    document["types"]["preference"]["links"] = {"relations": ["supports", "same_as"]}
-    _, proposal = _requested(agent, operator, document)
-    approve(publisher, proposal)
-    assert apply_released(proposal).outcome == "applied"
+    publish_changed_default(
+        agent,
+        lambda document: document["types"]["preference"].update(links={"relations": ["supports", "same_as"]}),
+    )
 
 
 def _link(source, target, relation="supports", **extra) -> dict:
