@@ -211,15 +211,21 @@ class RulePlanner:
                     )
         if "about" in window.relations:
             unchanged = [m for m in live if m.memory_id not in changed]
-            for entity in sorted({e for m in unchanged for e in m.entities}):
-                naming = [m for m in unchanged if entity in m.entities]
-                if len(naming) > 1:
-                    actions += [
-                        Action("link", (m.memory_id,), m.memory_id, ENTITY_END + entity, "about")
-                        for m in naming
-                        if entity not in m.about
-                    ]
+            actions += [
+                Action("link", (member.memory_id,), member.memory_id, ENTITY_END + entity, "about")
+                for member, entity in unlinked_entities(unchanged)
+            ]
         return actions[: window.budget]
+
+
+def unlinked_entities(members: list[Member]) -> list[tuple[Member, str]]:
+    """(member, entity) for each entity two or more members name, where that member has no link to it yet."""
+    found = []
+    for entity in sorted({e for m in members for e in m.entities}):
+        naming = [m for m in members if entity in m.entities]
+        if len(naming) > 1:
+            found += [(m, entity) for m in naming if entity not in m.about]
+    return found
 
 
 def _same_text(a: Member, b: Member) -> bool:

@@ -42,6 +42,7 @@ from proposals.dreaming import (
     normalised,
     planner,
     structured,
+    unlinked_entities,
 )
 from proposals.models import DreamingRun, Proposal
 from proposals.payloads import ProposalPayload
@@ -260,14 +261,15 @@ def _group_windows(tenant_id, group: list[tuple], registration, entities) -> lis
     relations = tuple(entry.get("links", {}).get("relations", []))
     if not clusters and entities and "about" in relations and len(members) <= DreamingRun.MAX_WINDOW:
         named = _with_about_links([_with_entities(m, entities) for m in members])
-        if _unlinked_cooccurrence(named):
+        if unlinked_entities(named):
             clusters.append((DreamingRun.Trigger.SCHEDULE, named))
     windows = []
     for trigger, cluster in clusters:
         for start in range(0, len(cluster), DreamingRun.MAX_WINDOW):
             chunk = cluster[start : start + DreamingRun.MAX_WINDOW]
             if len(chunk) >= DreamingRun.MIN_WINDOW:
-                chunk = [_with_entities(m, entities) if entities and not m.entities else m for m in chunk]
+                if entities and not any(m.entities for m in chunk):  # (a schedule window has them)
+                    chunk = _with_about_links([_with_entities(m, entities) for m in chunk])
                 windows.append(_frozen(tenant_id, trigger, chunk, registration))
     return windows
 
@@ -302,15 +304,6 @@ def _with_about_links(members: list[Member]) -> list[Member]:
     for source, entity, winner in rows:
         about[str(source)].add(str(winner or entity))
     return [Member(**{**m.__dict__, "about": tuple(sorted(about[m.memory_id]))}) for m in members]
-
-
-def _unlinked_cooccurrence(members: list[Member]) -> bool:
-    """True if an entity two members name is not yet linked from every member naming it."""
-    for entity in {e for m in members for e in m.entities}:
-        naming = [m for m in members if entity in m.entities]
-        if len(naming) > 1 and any(entity not in m.about for m in naming):
-            return True
-    return False
 
 
 def _frozen(tenant_id, trigger: str, members: list[Member], registration) -> FrozenWindow:
