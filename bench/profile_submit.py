@@ -159,6 +159,7 @@ def main() -> None:
     for profiler in profilers.values():
         if profiler:
             pstats.Stats(profiler).sort_stats("cumulative").print_stats(35)
+            profiler.dump_stats(os.environ.get("PROFILE_OUT", "/tmp/submit.prof"))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Model
 
+from core.inserts import Statement
+
 
 def human_history_user(request=None, **kwargs):
     """Return the request's user for history rows only if it is a human account.
@@ -36,13 +38,7 @@ def copy_to_history(
     """
     if not pks:
         return
-    history = model.history.model  # type: ignore[attr-defined]
     quote = connection.ops.quote_name
-    tracked = ", ".join(
-        quote(field.column)
-        for field in history._meta.concrete_fields
-        if not field.name.startswith("history_")
-    )
     pk = model._meta.pk
     prep = [pk.get_db_prep_value(value, connection) for value in pks]
     reason, reason_params = "NULL", []
@@ -51,12 +47,45 @@ def copy_to_history(
         reason_params = [
             param for value, key in zip(prep, pks, strict=True) for param in (value, reasons[key])
         ]
+    statement = history_statement(
+        model,
+        source=f"{quote(model._meta.db_table)} WHERE {quote(pk.column)} IN ({', '.join(['%s'] * len(pks))})",
+        source_params=prep,
+        history_type=history_type,
+        when=when,
+        reason=(reason, reason_params),
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(statement.sql, statement.params)
+
+
+def history_statement(
+    model: type[Model],
+    *,
+    source: str,
+    source_params: list[Any],
+    history_type: str,
+    when: datetime,
+    user_id: Any = None,
+    reason: tuple[str, list[Any]] = ("NULL", []),
+) -> Statement:
+    """``INSERT INTO <history> SELECT <tracked columns>, … FROM <source>``: a history row per source row.
+
+    ``source`` is the table with a filter, or the name of an earlier ``run_together`` part that
+    returned the rows it wrote (``RETURNING *``).
+    """
+    history = model.history.model  # type: ignore[attr-defined]
+    quote = connection.ops.quote_name
+    tracked = ", ".join(
+        quote(field.column)
+        for field in history._meta.concrete_fields
+        if not field.name.startswith("history_")
+    )
+    reason_sql, reason_params = reason
     sql = (
         f"INSERT INTO {quote(history._meta.db_table)} ({tracked}, history_date, history_type,"  # noqa: S608
-        f" history_change_reason, history_user_id) SELECT {tracked}, %s, %s, {reason}, NULL"
-        f" FROM {quote(model._meta.db_table)} WHERE {quote(pk.column)} IN ({', '.join(['%s'] * len(pks))})"
+        f" history_change_reason, history_user_id) SELECT {tracked}, %s, %s, {reason_sql}, %s"
+        f" FROM {source}"
     )
     when_value = history._meta.get_field("history_date").get_db_prep_value(when, connection)
-    params = [when_value, history_type, *reason_params, *prep]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+    return Statement(sql, [when_value, history_type, *reason_params, user_id, *source_params])

@@ -118,15 +118,28 @@ def test_a_grant_revoked_after_a_batch_is_refused_in_the_next(agent, api):
 
 
 def test_a_single_submit_records_its_history_row(agent, api):
+    """The history row is copied from the stored row: every tracked column, no user for an agent."""
     response = _submit(api, create_payload(user_preference(), [make_evidence(agent.agent)]))
     proposal = Proposal.objects.get(pk=response.json()["id"])
     (row,) = proposal.history.all()
-    assert (row.history_type, row.history_user_id) == ("+", None)
-    assert (row.status, row.action_digest, row.verdict_seal) == (
-        proposal.status,
-        proposal.action_digest,
-        proposal.verdict_seal,
-    )
+    assert (row.history_type, row.history_user_id, row.history_change_reason) == ("+", None, None)
+    tracked = [
+        f.attname for f in Proposal.history.model._meta.concrete_fields if not f.name.startswith("history_")
+    ]
+    assert {name: getattr(row, name) for name in tracked} == {
+        name: getattr(proposal, name) for name in tracked
+    }
+    assert proposal.evidence_links.count() == 1 and proposal.outbox_entries.count() == 1
+
+
+def test_a_submit_writes_its_four_rows_in_one_statement_on_postgresql(agent, api):
+    """Proposal, history row, evidence link and outbox row: one round trip on PostgreSQL."""
+    payload = create_payload(user_preference(), [make_evidence(agent.agent)])
+    with CaptureQueriesContext(connection) as queries:
+        assert _submit(api, payload).status_code == 201
+    writes = [q["sql"] for q in queries.captured_queries if "INSERT INTO" in q["sql"]]
+    assert len(writes) == (1 if connection.vendor == "postgresql" else 4)
+    assert sum(sql.count("INSERT INTO") for sql in writes) == 4
 
 
 def test_the_executor_records_an_applied_proposal_in_its_history(agent, api):
