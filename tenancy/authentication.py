@@ -12,6 +12,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from rest_framework import authentication, exceptions, permissions
 
 from tenancy.models import Agent, AgentToken, UserToken
+from tenancy.selectors import active_agent_token
 
 
 class BearerTokenAuthentication(authentication.BaseAuthentication):
@@ -36,12 +37,7 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
             )
             principal = token and token.user
         else:
-            token = (
-                AgentToken.objects.active()
-                .select_related("agent__tenant")
-                .filter(key_hash=AgentToken.hash_key(raw_key), agent__is_system=False)
-                .first()
-            )
+            token = active_agent_token(AgentToken.hash_key(raw_key))
             principal = token and token.agent
         if token is None:
             raise exceptions.AuthenticationFailed("Unknown or revoked token.")

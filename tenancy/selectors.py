@@ -8,10 +8,17 @@ leaks into another. The review UI, the reviewer REST endpoints and the admin
 all ask here.
 """
 
-from django.db.models import QuerySet
+import functools
+from dataclasses import dataclass
+from typing import cast
+
+from django.db import connection
+from django.db.models import Model, QuerySet
+from django.db.models.expressions import Col
+from django.utils import timezone
 from guardian.shortcuts import get_objects_for_user
 
-from tenancy.models import Tenant
+from tenancy.models import Agent, AgentToken, Tenant
 
 DECIDE = "tenancy.decide_proposal"
 AUDIT = "tenancy.audit_tenant"
@@ -31,3 +38,63 @@ def viewable_tenants(user) -> QuerySet[Tenant]:
 def publishing_tenants(user) -> QuerySet[Tenant]:
     """Return the tenants whose registration ``user`` may ask to publish, or approve publishing."""
     return get_objects_for_user(user, PUBLISH, klass=Tenant, accept_global_perms=False)
+
+
+def active_agent_token(key_hash: str) -> AgentToken | None:
+    """The live token with this hash, its agent and the agent's tenant, in one prepared statement.
+
+    Every agent request asks this first. The ORM spent longer compiling the joined query than
+    the database took to answer it, so the statement is built once from the three models' fields
+    and the rows are turned into instances as the ORM would (its converters, ``from_db``).
+    System agents have no usable tokens: they act only through the server's own services.
+    """
+    sql, parts = _agent_token_query()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [key_hash, connection.ops.adapt_datetimefield_value(timezone.now())])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    token, agent, tenant = cast(tuple[AgentToken, Agent, Tenant], tuple(part.instance(row) for part in parts))
+    agent.tenant = tenant
+    token.agent = agent
+    return token
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """One model's columns in a hand-written SELECT: where they sit in the row and how to convert them."""
+
+    model: type[Model]
+    start: int
+    attnames: list[str]
+    converters: list[tuple[Col, list]]
+
+    def instance(self, row) -> Model:
+        values = list(row[self.start : self.start + len(self.attnames)])
+        for index, (column, converters) in enumerate(self.converters):
+            for convert in converters:
+                values[index] = convert(values[index], column, connection)
+        return self.model.from_db(connection.alias, self.attnames, values)
+
+
+@functools.cache
+def _agent_token_query() -> tuple[str, tuple[_Columns, ...]]:
+    quote = connection.ops.quote_name
+    parts, columns, start = [], [], 0
+    for alias, model in (("t", AgentToken), ("a", Agent), ("n", Tenant)):
+        fields = model._meta.concrete_fields
+        converters = [
+            (col, connection.ops.get_db_converters(col) + col.get_db_converters(connection))
+            for col in (Col(alias, f) for f in fields)
+        ]
+        parts.append(_Columns(model, start, [f.attname for f in fields], converters))
+        columns += [f"{alias}.{quote(f.column)}" for f in fields]
+        start += len(fields)
+    sql = (
+        f"SELECT {', '.join(columns)} FROM {quote(AgentToken._meta.db_table)} t"  # noqa: S608
+        f" JOIN {quote(Agent._meta.db_table)} a ON a.id = t.agent_id"
+        f" JOIN {quote(Tenant._meta.db_table)} n ON n.id = a.tenant_id"
+        " WHERE t.key_hash = %s AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > %s)"
+        " AND NOT a.is_system"
+    )
+    return sql, tuple(parts)
