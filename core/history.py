@@ -1,5 +1,6 @@
 """simple-history glue."""
 
+import functools
 from datetime import datetime
 from typing import Any
 
@@ -74,18 +75,31 @@ def history_statement(
     ``source`` is the table with a filter, or the name of an earlier ``run_together`` part that
     returned the rows it wrote (``RETURNING *``).
     """
-    history = model.history.model  # type: ignore[attr-defined]
+    table, tracked = _history_columns(model)
+    reason_sql, reason_params = reason
+    sql = (
+        f"INSERT INTO {table} ({tracked}, history_date, history_type,"  # noqa: S608
+        f" history_change_reason, history_user_id) SELECT {tracked}, %s, %s, {reason_sql}, %s"
+        f" FROM {source}"
+    )
+    when_value = connection.ops.adapt_datetimefield_value(when)
+    return Statement(sql, [when_value, history_type, *reason_params, user_id, *source_params])
+
+
+@functools.cache
+def history_model(model: type[Model]) -> type[Model]:
+    """simple-history's model for ``model``; ``model.history`` builds a new manager class per access."""
+    return model.history.model  # type: ignore[attr-defined]
+
+
+@functools.cache
+def _history_columns(model: type[Model]) -> tuple[str, str]:
+    """The history table and its tracked columns (every column but simple-history's own), quoted."""
+    history = history_model(model)
     quote = connection.ops.quote_name
     tracked = ", ".join(
         quote(field.column)
         for field in history._meta.concrete_fields
         if not field.name.startswith("history_")
     )
-    reason_sql, reason_params = reason
-    sql = (
-        f"INSERT INTO {quote(history._meta.db_table)} ({tracked}, history_date, history_type,"  # noqa: S608
-        f" history_change_reason, history_user_id) SELECT {tracked}, %s, %s, {reason_sql}, %s"
-        f" FROM {source}"
-    )
-    when_value = history._meta.get_field("history_date").get_db_prep_value(when, connection)
-    return Statement(sql, [when_value, history_type, *reason_params, user_id, *source_params])
+    return quote(history._meta.db_table), tracked

@@ -15,7 +15,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from core.errors import DomainError
-from core.history import history_statement
+from core.history import history_model, history_statement
 from core.inserts import Statement, insert_statement, run_together
 from evidence.models import EvidenceRevision
 from proposals.errors import (
@@ -141,7 +141,7 @@ def write_new_proposals(
 
 def _history_of(proposals: list[Proposal], *, when) -> Statement:
     """History rows of just-inserted proposals: from the ``proposal`` part on PostgreSQL, else the table."""
-    user = Proposal.history.model.get_default_history_user(proposals[0])  # type: ignore[attr-defined]
+    user = history_model(Proposal).get_default_history_user(proposals[0])  # type: ignore[attr-defined]
     if connection.vendor == "postgresql":
         source, params = "proposal", []
     else:
