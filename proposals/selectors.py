@@ -1,5 +1,6 @@
 """Reads of proposals, always within the caller's tenant."""
 
+import functools
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -9,6 +10,7 @@ from django.db import connections, router
 from django.db.models import Field, Model, Prefetch, Q, QuerySet
 from django.utils import timezone
 
+from core.hydrate import Selected, selected
 from evidence.models import EvidenceRevision
 from evidence.selectors import revisions_query, statuses_of
 from memory_core.models import Memory
@@ -171,44 +173,52 @@ def _revisions_and_grant(
     JOINed to, so it is answered even when no revision matches. Content stays deferred: the
     policy needs a revision's status and hash, and the link its id.
     """
-    revision, delegation = EvidenceRevision._meta, Delegation._meta
     connection = connections[router.db_for_read(EvidenceRevision)]
-    name, uuid_value = connection.ops.quote_name, _uuid_param(connection)
-    columns = ", ".join(
-        f"r.{_column(EvidenceRevision, field, name)}"
-        for field in ("id", "tenant", "source", "revision", "content_hash", "status")
-    )
-    column = {
-        field: _column(Delegation, field, name)
-        for field in ("agent", "subject_kind", "subject_id", "revoked_at", "expires_at")
-    }
+    sql, revision = _revisions_and_grant_sql(len(pairs))
+    uuid_value = _uuid_param(connection)
     kind, subject_id = subject
-    matches = " OR ".join(
-        f"(r.{_column(EvidenceRevision, 'source', name)} = %s"
-        f" AND r.{_column(EvidenceRevision, 'revision', name)} = %s)"
-        for _ in pairs
-    )
-    # Only quoted identifiers from the models' metadata are interpolated; every value is a parameter.
-    sql = (
-        f"SELECT {columns}, g.granted AS acting_for_granted FROM (SELECT EXISTS ("  # noqa: S608
-        f"SELECT 1 FROM {name(delegation.db_table)} d WHERE d.{column['agent']} = %s"
-        f" AND d.{column['subject_kind']} = %s AND d.{column['subject_id']} = %s"
-        f" AND d.{column['revoked_at']} IS NULL"
-        f" AND (d.{column['expires_at']} IS NULL OR d.{column['expires_at']} > %s)) AS granted) g"
-        f" LEFT JOIN {name(revision.db_table)} r"
-        f" ON r.{_column(EvidenceRevision, 'tenant', name)} = %s AND ({matches})"
-    )
     params: list[Any] = [
         uuid_value(agent.pk),
         None if kind is None else str(kind),
         None if subject_id is None else str(subject_id),
-        delegation.get_field("expires_at").get_db_prep_value(timezone.now(), connection),
+        connection.ops.adapt_datetimefield_value(timezone.now()),
         uuid_value(agent.tenant_id),
     ]
     for evidence_id, number in sorted(pairs):
         params += [uuid_value(evidence_id), number]
-    rows = list(EvidenceRevision.objects.raw(sql, params))
-    return [row for row in rows if row.pk is not None], bool(rows[0].acting_for_granted)  # type: ignore[attr-defined]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    revisions = [cast(EvidenceRevision, revision.instance(row)) for row in rows if row[0] is not None]
+    return revisions, bool(rows[0][-1])
+
+
+@functools.lru_cache(maxsize=128)
+def _revisions_and_grant_sql(pair_count: int) -> tuple[str, Selected]:
+    revision = selected(
+        EvidenceRevision, "r", names=["id", "tenant", "source", "revision", "content_hash", "status"]
+    )
+    name = connections[router.db_for_read(EvidenceRevision)].ops.quote_name
+    column = {
+        field: _column(Delegation, field, name)
+        for field in ("agent", "subject_kind", "subject_id", "revoked_at", "expires_at")
+    }
+    matches = " OR ".join(
+        f"(r.{_column(EvidenceRevision, 'source', name)} = %s"
+        f" AND r.{_column(EvidenceRevision, 'revision', name)} = %s)"
+        for _ in range(pair_count)
+    )
+    # Only quoted identifiers from the models' metadata are interpolated; every value is a parameter.
+    sql = (
+        f"SELECT {revision.sql}, g.granted AS acting_for_granted FROM (SELECT EXISTS ("  # noqa: S608
+        f"SELECT 1 FROM {name(Delegation._meta.db_table)} d WHERE d.{column['agent']} = %s"
+        f" AND d.{column['subject_kind']} = %s AND d.{column['subject_id']} = %s"
+        f" AND d.{column['revoked_at']} IS NULL"
+        f" AND (d.{column['expires_at']} IS NULL OR d.{column['expires_at']} > %s)) AS granted) g"
+        f" LEFT JOIN {name(EvidenceRevision._meta.db_table)} r"
+        f" ON r.{_column(EvidenceRevision, 'tenant', name)} = %s AND ({matches})"
+    )
+    return sql, revision
 
 
 def _column(model: type[Model], field: str, quote: Callable[[str], str]) -> str:

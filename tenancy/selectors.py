@@ -9,15 +9,14 @@ all ask here.
 """
 
 import functools
-from dataclasses import dataclass
 from typing import cast
 
 from django.db import connection
-from django.db.models import Model, QuerySet
-from django.db.models.expressions import Col
+from django.db.models import QuerySet
 from django.utils import timezone
 from guardian.shortcuts import get_objects_for_user
 
+from core.hydrate import Selected, selected
 from tenancy.models import Agent, AgentToken, Tenant
 
 DECIDE = "tenancy.decide_proposal"
@@ -45,7 +44,7 @@ def active_agent_token(key_hash: str) -> AgentToken | None:
 
     Every agent request asks this first. The ORM spent longer compiling the joined query than
     the database took to answer it, so the statement is built once from the three models' fields
-    and the rows are turned into instances as the ORM would (its converters, ``from_db``).
+    and the row is turned into instances as the ORM would (``core.hydrate``).
     System agents have no usable tokens: they act only through the server's own services.
     """
     sql, parts = _agent_token_query()
@@ -60,41 +59,17 @@ def active_agent_token(key_hash: str) -> AgentToken | None:
     return token
 
 
-@dataclass(frozen=True)
-class _Columns:
-    """One model's columns in a hand-written SELECT: where they sit in the row and how to convert them."""
-
-    model: type[Model]
-    start: int
-    attnames: list[str]
-    converters: list[tuple[Col, list]]
-
-    def instance(self, row) -> Model:
-        values = list(row[self.start : self.start + len(self.attnames)])
-        for index, (column, converters) in enumerate(self.converters):
-            for convert in converters:
-                values[index] = convert(values[index], column, connection)
-        return self.model.from_db(connection.alias, self.attnames, values)
-
-
 @functools.cache
-def _agent_token_query() -> tuple[str, tuple[_Columns, ...]]:
+def _agent_token_query() -> tuple[str, tuple[Selected, ...]]:
+    token = selected(AgentToken, "t")
+    agent = selected(Agent, "a", start=token.end)
+    tenant = selected(Tenant, "n", start=agent.end)
     quote = connection.ops.quote_name
-    parts, columns, start = [], [], 0
-    for alias, model in (("t", AgentToken), ("a", Agent), ("n", Tenant)):
-        fields = model._meta.concrete_fields
-        converters = [
-            (col, connection.ops.get_db_converters(col) + col.get_db_converters(connection))
-            for col in (Col(alias, f) for f in fields)
-        ]
-        parts.append(_Columns(model, start, [f.attname for f in fields], converters))
-        columns += [f"{alias}.{quote(f.column)}" for f in fields]
-        start += len(fields)
     sql = (
-        f"SELECT {', '.join(columns)} FROM {quote(AgentToken._meta.db_table)} t"  # noqa: S608
+        f"SELECT {token.sql}, {agent.sql}, {tenant.sql} FROM {quote(AgentToken._meta.db_table)} t"  # noqa: S608
         f" JOIN {quote(Agent._meta.db_table)} a ON a.id = t.agent_id"
         f" JOIN {quote(Tenant._meta.db_table)} n ON n.id = a.tenant_id"
         " WHERE t.key_hash = %s AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > %s)"
         " AND NOT a.is_system"
     )
-    return sql, tuple(parts)
+    return sql, (token, agent, tenant)
