@@ -9,12 +9,17 @@ data-modifying ``WITH`` part, one round trip) and one after another elsewhere.
 """
 
 import functools
+import json
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
 from typing import Any
 
 from django.db import connection
-from django.db.models import AutoField, BigAutoField, Field, Model, SmallAutoField
+from django.db.models import AutoField, BigAutoField, Field, JSONField, Model, SmallAutoField
+from psycopg.types.json import Jsonb
 
 Params = list[Any]
 
@@ -28,33 +33,70 @@ class Statement:
     name: str = ""
 
 
+@dataclass(frozen=True)
+class _Insert:
+    """What an INSERT into one model's table writes: the fields and the SQL around the rows."""
+
+    fields: tuple[Field, ...]
+    columns: tuple[str, ...]
+    head: str  # INSERT INTO table (columns)
+    from_json: str  # SELECT columns FROM the rows as one JSON parameter (PostgreSQL)
+
+
 @functools.cache
-def _insert_fields(model: type[Model]) -> tuple[tuple[Field, ...], str]:
-    """The fields an INSERT writes (all but a database-assigned key) and its ``INSERT INTO … (…)`` head."""
+def _insert(model: type[Model]) -> _Insert:
     fields = tuple(
         f
         for f in model._meta.concrete_fields
         if not isinstance(f, AutoField | BigAutoField | SmallAutoField) and not f.generated
     )
+    encoded = [f.name for f in fields if isinstance(f, JSONField) and f.encoder is not None]
+    if encoded:  # _json_ready sends a JSON value as it is, which only the default encoder matches
+        raise TypeError(f"{model.__name__}: JSON fields with an encoder cannot be inserted here: {encoded}")
     quote = connection.ops.quote_name
-    head = f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(quote(f.column) for f in fields)})"
-    return fields, head
+    table, columns = quote(model._meta.db_table), ", ".join(quote(f.column) for f in fields)
+    return _Insert(
+        fields=fields,
+        columns=tuple(f.column for f in fields),
+        head=f"INSERT INTO {table} ({columns})",
+        from_json=f"SELECT {columns} FROM jsonb_populate_recordset(NULL::{table}, %s::jsonb)",  # noqa: S608
+    )
 
 
 def insert_statement(objs: Sequence[Model], *, name: str = "", returning: str = "") -> Statement:
-    """One multi-row ``INSERT … VALUES`` for ``objs`` (all of one model); marks them saved.
+    """One INSERT of ``objs`` (all of one model); marks them saved.
 
-    Values are filled in as a save would fill them (``auto_now_add`` sets the attribute too).
+    Values are prepared as a save prepares them (``auto_now_add`` sets the attribute too). On
+    PostgreSQL the rows travel as one JSON parameter that ``jsonb_populate_recordset`` casts
+    to the table's row type: a short statement psycopg parses once, where a ``VALUES`` list
+    has a placeholder per value to find and fill on every call.
     """
-    model = type(objs[0])
-    fields, head = _insert_fields(model)
-    row = f"({', '.join(['%s'] * len(fields))})"
-    params = [f.get_db_prep_save(f.pre_save(obj, add=True), connection) for obj in objs for f in fields]
+    insert = _insert(type(objs[0]))
+    rows = [
+        [f.get_db_prep_save(f.pre_save(obj, add=True), connection) for f in insert.fields] for obj in objs
+    ]
     for obj in objs:
         obj._state.adding = False
         obj._state.db = connection.alias
-    sql = f"{head} VALUES {', '.join([row] * len(objs))}"
+    if connection.vendor == "postgresql":
+        body = json.dumps([dict(zip(insert.columns, row, strict=True)) for row in rows], default=_json_ready)
+        sql, params = f"{insert.head} {insert.from_json}", [body]
+    else:
+        placeholders = f"({', '.join(['%s'] * len(insert.fields))})"
+        sql = f"{insert.head} VALUES {', '.join([placeholders] * len(rows))}"
+        params = [value for row in rows for value in row]
     return Statement(f"{sql} RETURNING {returning}" if returning else sql, params, name)
+
+
+def _json_ready(value: Any) -> Any:
+    """A prepared value PostgreSQL reads back from JSON as the column's type (its text form)."""
+    if isinstance(value, uuid.UUID | Decimal):
+        return str(value)
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, Jsonb):  # a JSONField's value (``_insert`` refuses custom encoders)
+        return value.obj
+    raise TypeError(f"cannot send {type(value).__name__} as JSON; add it to core.inserts._json_ready")
 
 
 def run_together(statements: Sequence[Statement]) -> None:
