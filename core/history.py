@@ -37,8 +37,29 @@ def copy_to_history(
     after the rows' INSERT or UPDATE, in the same transaction. ``reasons``
     gives a row its change reason (by primary key).
     """
-    if not pks:
-        return
+    if pks:
+        statement = history_statement(model, pks, history_type=history_type, when=when, reasons=reasons)
+        with connection.cursor() as cursor:
+            cursor.execute(statement.sql, statement.params)
+
+
+def history_statement(
+    model: type[Model],
+    pks: list[Any],
+    *,
+    history_type: str,
+    when: datetime,
+    reasons: dict[Any, str] | None = None,
+    user_id: Any = None,
+    inserted_by: str = "",
+) -> Statement:
+    """``INSERT INTO <history> SELECT <tracked columns>, … FROM <the rows>``: one history row per row.
+
+    The rows are ``model``'s rows with these ``pks``. For rows that an earlier part of the same
+    ``core.inserts.run_together`` call inserts, name that part (``inserted_by``, its ``RETURNING
+    *``): on PostgreSQL every part sees the table as it was before the statement, so the rows
+    are read from the part there, and from the table elsewhere, where parts run one by one.
+    """
     quote = connection.ops.quote_name
     pk = model._meta.pk
     prep = [pk.get_db_prep_value(value, connection) for value in pks]
@@ -48,38 +69,15 @@ def copy_to_history(
         reason_params = [
             param for value, key in zip(prep, pks, strict=True) for param in (value, reasons[key])
         ]
-    statement = history_statement(
-        model,
-        source=f"{quote(model._meta.db_table)} WHERE {quote(pk.column)} IN ({', '.join(['%s'] * len(pks))})",
-        source_params=prep,
-        history_type=history_type,
-        when=when,
-        reason=(reason, reason_params),
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(statement.sql, statement.params)
-
-
-def history_statement(
-    model: type[Model],
-    *,
-    source: str,
-    source_params: list[Any],
-    history_type: str,
-    when: datetime,
-    user_id: Any = None,
-    reason: tuple[str, list[Any]] = ("NULL", []),
-) -> Statement:
-    """``INSERT INTO <history> SELECT <tracked columns>, … FROM <source>``: a history row per source row.
-
-    ``source`` is the table with a filter, or the name of an earlier ``run_together`` part that
-    returned the rows it wrote (``RETURNING *``).
-    """
+    if inserted_by and connection.vendor == "postgresql":
+        source, source_params = inserted_by, []
+    else:
+        where = f"{quote(pk.column)} IN ({', '.join(['%s'] * len(pks))})"
+        source, source_params = f"{quote(model._meta.db_table)} WHERE {where}", prep
     table, tracked = _history_columns(model)
-    reason_sql, reason_params = reason
     sql = (
         f"INSERT INTO {table} ({tracked}, history_date, history_type,"  # noqa: S608
-        f" history_change_reason, history_user_id) SELECT {tracked}, %s, %s, {reason_sql}, %s"
+        f" history_change_reason, history_user_id) SELECT {tracked}, %s, %s, {reason}, %s"
         f" FROM {source}"
     )
     when_value = connection.ops.adapt_datetimefield_value(when)

@@ -64,7 +64,7 @@ def _insert(model: type[Model]) -> _Insert:
 
 
 def insert_statement(objs: Sequence[Model], *, name: str = "", returning: str = "") -> Statement:
-    """One INSERT of ``objs`` (all of one model); marks them saved.
+    """One INSERT of ``objs`` (one model's, at least one); marks them saved.
 
     Values are prepared as a save prepares them (``auto_now_add`` sets the attribute too). On
     PostgreSQL the rows travel as one JSON parameter that ``jsonb_populate_recordset`` casts

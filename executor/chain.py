@@ -9,6 +9,7 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from core.canonical import digest
+from core.inserts import insert_statement, run_together
 from executor.models import Receipt, ReceiptChain, uuid_text
 
 PROGRESS_EVERY = 5000  # receipts between two progress reports of a verification
@@ -27,6 +28,8 @@ def append_receipts(rows: list[dict[str, Any]]) -> list[Receipt]:
     ``seq`` comes from the head, never from a sequence, so it has no gaps.
     Callers lock heads last and briefly: one bulk insert per batch.
     """
+    if not rows:
+        return []
     tenant_ids = sorted({row["tenant_id"] for row in rows}, key=str)
     ReceiptChain.objects.bulk_create([ReceiptChain(tenant_id=t) for t in tenant_ids], ignore_conflicts=True)
     heads = {
@@ -41,7 +44,7 @@ def append_receipts(rows: list[dict[str, Any]]) -> list[Receipt]:
         receipt.hash = receipt.compute_hash()
         chain.seq, chain.head_hash = receipt.seq, receipt.hash
         receipts.append(receipt)
-    Receipt.objects.bulk_create(receipts)
+    run_together([insert_statement(receipts)])
     ReceiptChain.objects.bulk_update(heads.values(), ["seq", "head_hash"])
     return receipts
 

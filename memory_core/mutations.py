@@ -15,7 +15,8 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from core.history import copy_to_history
+from core.history import history_statement
+from core.inserts import insert_statement, run_together
 from evidence.models import EvidenceRevision
 from memory_core.embeddings import active_embedder, embedded_text, pack
 from memory_core.lifecycle import next_state
@@ -66,22 +67,27 @@ def new_memory(*, memory_id: Any, tenant_id: Any, fields: dict[str, Any], now: d
 def create_memories(created: list[tuple[Memory, list[EvidenceRevision], str]]) -> None:
     """Insert new memories (from :func:`new_memory`), each with its evidence and change reason.
 
-    Three statements for any number of memories: the rows, their history
-    rows (copied by the database from the rows, with each memory's change
-    reason) and their evidence links. This is the executor's bulk path for creates.
+    Three statements for any number of memories, one on PostgreSQL (``core.inserts``): the rows,
+    their history rows (copied by the database from the rows, with each memory's change reason)
+    and their evidence links. This is the executor's bulk path for creates.
     """
     if not created:
         return
-    Memory.objects.bulk_create([memory for memory, _, _ in created])
-    copy_to_history(
-        Memory,
-        [memory.pk for memory, _, _ in created],
-        history_type="+",
-        when=timezone.now(),
-        reasons={memory.pk: change_reason for memory, _, change_reason in created},
-    )
-    MemoryEvidence.objects.bulk_create(
-        [link for memory, evidence, _ in created for link in _evidence_links(memory, evidence)]
+    memories = [memory for memory, _, _ in created]
+    links = [link for memory, evidence, _ in created for link in _evidence_links(memory, evidence)]
+    run_together(
+        [
+            insert_statement(memories, name="memory", returning="*"),
+            history_statement(
+                Memory,
+                [memory.pk for memory in memories],
+                history_type="+",
+                when=timezone.now(),
+                reasons={memory.pk: change_reason for memory, _, change_reason in created},
+                inserted_by="memory",
+            ),
+            *([insert_statement(links)] if links else []),
+        ]
     )
 
 

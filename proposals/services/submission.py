@@ -8,15 +8,16 @@ executor in the same transaction.
 import functools
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core.errors import DomainError
 from core.history import history_model, history_statement
-from core.inserts import Statement, insert_statement, run_together
+from core.inserts import insert_statement, run_together
 from evidence.models import EvidenceRevision
 from proposals.errors import (
     AmendmentChangesTarget,
@@ -127,7 +128,14 @@ def write_new_proposals(
     run_together(
         [
             insert_statement(proposals, name="proposal", returning="*"),
-            _history_of(proposals, when=now),
+            history_statement(
+                Proposal,
+                [proposal.pk for proposal in proposals],
+                history_type="+",
+                when=now,
+                user_id=_history_user_id(proposals[0]),
+                inserted_by="proposal",
+            ),
             *([insert_statement(links)] if links else []),
             *([insert_statement(entries)] if entries else []),
         ]
@@ -139,22 +147,10 @@ def write_new_proposals(
         transaction.on_commit(functools.partial(nudge, entry_id))
 
 
-def _history_of(proposals: list[Proposal], *, when) -> Statement:
-    """History rows of just-inserted proposals: from the ``proposal`` part on PostgreSQL, else the table."""
-    user = history_model(Proposal).get_default_history_user(proposals[0])  # type: ignore[attr-defined]
-    if connection.vendor == "postgresql":
-        source, params = "proposal", []
-    else:
-        source = f"{Proposal._meta.db_table} WHERE id IN ({', '.join(['%s'] * len(proposals))})"
-        params = [Proposal._meta.pk.get_db_prep_value(proposal.pk, connection) for proposal in proposals]
-    return history_statement(
-        Proposal,
-        source=source,
-        source_params=params,
-        history_type="+",
-        when=when,
-        user_id=user.pk if user else None,
-    )
+def _history_user_id(proposal: Proposal) -> Any:
+    """The person simple-history would record for this request (none for an agent's)."""
+    user = history_model(Proposal).get_default_history_user(proposal)  # type: ignore[attr-defined]
+    return user.pk if user else None
 
 
 @transaction.atomic(durable=True)
