@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Field, Model
 from django.db.models.expressions import Col
 
@@ -31,11 +31,12 @@ class Selected:
         return self.start + len(self.attnames)
 
     def instance(self, row: Sequence[Any]) -> Model:
+        db = connections[DEFAULT_DB_ALIAS]  # not the ``connection`` proxy, looked up per value
         values = list(row[self.start : self.end])
         for index, (column, converters) in enumerate(self.converters):
             for convert in converters:
-                values[index] = convert(values[index], column, connection)
-        return self.model.from_db(connection.alias, self.attnames, values)
+                values[index] = convert(values[index], column, db)
+        return self.model.from_db(db.alias, self.attnames, values)
 
 
 def selected(model: type[Model], alias: str, *, names: Sequence[str] = (), start: int = 0) -> Selected:

@@ -17,7 +17,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import AutoField, BigAutoField, Field, JSONField, Model, SmallAutoField
 from psycopg.types.json import Jsonb
 
@@ -72,13 +72,12 @@ def insert_statement(objs: Sequence[Model], *, name: str = "", returning: str = 
     has a placeholder per value to find and fill on every call.
     """
     insert = _insert(type(objs[0]))
-    rows = [
-        [f.get_db_prep_save(f.pre_save(obj, add=True), connection) for f in insert.fields] for obj in objs
-    ]
+    db = connections[DEFAULT_DB_ALIAS]  # not the ``connection`` proxy: a lookup per value adds up
+    rows = [[f.get_db_prep_save(f.pre_save(obj, add=True), db) for f in insert.fields] for obj in objs]
     for obj in objs:
         obj._state.adding = False
-        obj._state.db = connection.alias
-    if connection.vendor == "postgresql":
+        obj._state.db = db.alias
+    if db.vendor == "postgresql":
         body = json.dumps([dict(zip(insert.columns, row, strict=True)) for row in rows], default=_json_ready)
         sql, params = f"{insert.head} {insert.from_json}", [body]
     else:
