@@ -126,3 +126,4 @@ def test_without_a_shared_cache_every_due_entry_is_nudged_alone(agent, broker, t
     assert {m["headers"]["argsrepr"] for m in messages} == {repr([entry]) for entry in entries}
     with celery_worker(tmp_path, concurrency=1):
         wait_until(lambda: len(_receipts(proposals)) == 3, timeout=90, what="three receipts")
+    assert {receipt.executor["task_id"] for receipt in _receipts(proposals)} <= entries
