@@ -145,10 +145,11 @@ def lease_due_entries(*, limit: int) -> list[Any]:
 def apply_nudged(*, worker: dict[str, Any]) -> int:
     """Take a coalesced nudge: clear its key, lease a batch of what is due, and apply it.
 
-    The key goes first: an entry committed before the delete is seen by the lease that follows,
-    one committed after it publishes a nudge of its own (``proposals.services.outbox``). A full lease may
-    leave due entries behind: the nudge is passed on before applying, so an idle worker leases
-    the next batch while this one applies, and a burst drains on every worker at once.
+    The key goes first: an entry committed before the delete is seen by the lease that follows;
+    one committed after it finds no key and publishes, or finds a newer key whose message follows
+    (``proposals.services.outbox``). A full lease may leave due entries behind: the nudge is passed
+    on before applying, so an idle worker leases the next batch while this one applies, and a
+    burst drains on every worker at once.
     """
     clear_nudge()
     size = settings.CUSTODIAN_EXECUTOR_BATCH

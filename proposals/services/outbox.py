@@ -14,8 +14,9 @@ Why no entry waits for the sweep unless the broker loses a message:
 
 - An entry is committed before its nudge runs. If its add creates the key, its own message follows.
 - If the key exists, whoever created it publishes a message after creating it. That message's
-  worker deletes the key and leases after this entry found the key (had it deleted earlier, the
-  key would be gone: keys never come back), so after this entry committed: the lease sees it.
+  worker deletes whatever key is there, then leases, after this entry found the key (had it
+  deleted earlier, the key this entry found would be gone), so after this entry committed: its
+  lease sees the entry.
 - A full lease may leave it behind; that worker nudges the same way before applying, and the
   argument repeats for the next lease (``executor.services.apply_nudged``).
 - A key that expires or is deleted early only lets one more message through, never one fewer.
