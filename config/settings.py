@@ -237,7 +237,8 @@ CACHES = {
 }
 
 # --- Celery -----------------------------------------------------------------
-# Postgres is the source of truth; the broker only carries "look at entry X".
+# Postgres is the source of truth; the broker only carries "look at entry X" (or, coalesced,
+# "look at what is due").
 # The settings below give at-least-once delivery; the executor makes the
 # effect exactly-once (see executor/services.py).
 REDIS_URL = os.environ.get("REDIS_URL")
@@ -306,6 +307,10 @@ CUSTODIAN_MGP_WAIT_SECONDS = float(os.environ.get("CUSTODIAN_MGP_WAIT_SECONDS", 
 CUSTODIAN_OUTBOX_SWEEP_BATCH = int(os.environ.get("CUSTODIAN_OUTBOX_SWEEP_BATCH", 1000))
 CUSTODIAN_OUTBOX_MAX_IN_FLIGHT = int(os.environ.get("CUSTODIAN_OUTBOX_MAX_IN_FLIGHT", 1000))
 CUSTODIAN_EXECUTOR_BATCH = int(os.environ.get("CUSTODIAN_EXECUTOR_BATCH", 100))
+# Coalesce executor nudges through a cache key (proposals/services/outbox.py): only when web and
+# workers share the Redis cache. LocMemCache is per process, so the embedded mode publishes one
+# nudge per due entry instead.
+CUSTODIAN_NUDGE_COALESCE = bool(CACHE_URL)
 
 LOGGING = {
     "version": 1,

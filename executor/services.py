@@ -20,7 +20,7 @@ from executor.chain import append_receipt
 from executor.models import ChainVerification, Receipt, ReceiptChain
 from executor.verification import verify_tenant
 from proposals.models import OutboxEntry, Proposal
-from proposals.services.outbox import enqueue
+from proposals.services.outbox import clear_nudge, enqueue, nudge_due
 
 logger = logging.getLogger(__name__)
 Outcome = Receipt.Outcome
@@ -140,6 +140,23 @@ def lease_due_entries(*, limit: int) -> list[Any]:
         updated_at=now,
     )
     return ids
+
+
+def apply_nudged(*, worker: dict[str, Any]) -> int:
+    """Take a coalesced nudge: clear its key, lease a batch of what is due, and apply it.
+
+    The key goes first: an entry committed before the delete is seen by the lease that follows;
+    one committed after it finds no key and publishes, or finds a newer key whose message follows
+    (``proposals.services.outbox``). A full lease may leave due entries behind: the nudge is passed
+    on before applying, so an idle worker leases the next batch while this one applies, and a
+    burst drains on every worker at once.
+    """
+    clear_nudge()
+    size = settings.CUSTODIAN_EXECUTOR_BATCH
+    ids = lease_due_entries(limit=size)
+    if len(ids) >= size:
+        nudge_due()
+    return apply_entries(entry_ids=ids, worker=worker) if ids else 0
 
 
 def lease_for_sweep() -> list[Any]:

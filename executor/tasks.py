@@ -7,21 +7,28 @@ from celery import shared_task
 from django.conf import settings
 
 
-@shared_task(name="executor.apply_entry", bind=True, acks_late=True, ignore_result=True)
-def apply_entry_task(self, entry_id: str) -> None:
-    """Apply a nudged entry, and with it whatever else is due: under load, nudges become batches.
+def _identity(task) -> dict:
+    """The worker process and task a receipt names."""
+    return {"host": socket.gethostname(), "pid": os.getpid(), "task_id": task.request.id or ""}
 
-    Under load most nudges find their entry already taken by an earlier batch; they return
-    after one indexed read instead of leasing and claiming.
+
+@shared_task(name="executor.apply_entry", bind=True, acks_late=True, ignore_result=True)
+def apply_entry_task(self, entry_id: str | None = None) -> None:
+    """Apply what is due after a nudge: coalesced (no entry id), or one entry's and what else is due.
+
+    A per-entry nudge (the embedded mode, or a message queued before coalescing was deployed)
+    returns after one indexed read when an earlier batch already took its entry.
     """
-    from executor.services import apply_entries, lease_due_entries
+    from executor.services import apply_entries, apply_nudged, lease_due_entries
     from proposals.models import OutboxEntry
 
+    if entry_id is None:
+        apply_nudged(worker=_identity(self))
+        return
     if not OutboxEntry.objects.filter(pk=entry_id, status=OutboxEntry.Status.PENDING).exists():
         return  # applied, or leased by a batch or the sweep (which redelivers it if that fails)
-    identity = {"host": socket.gethostname(), "pid": os.getpid(), "task_id": self.request.id or ""}
     others = lease_due_entries(limit=settings.CUSTODIAN_EXECUTOR_BATCH - 1)
-    apply_entries(entry_ids=list(dict.fromkeys([entry_id, *map(str, others)])), worker=identity)
+    apply_entries(entry_ids=list(dict.fromkeys([entry_id, *map(str, others)])), worker=_identity(self))
 
 
 @shared_task(name="executor.apply_entries", bind=True, acks_late=True, ignore_result=True)
@@ -29,8 +36,7 @@ def apply_entries_task(self, entry_ids: list[str]) -> None:
     """Apply a batch the sweep leased; a full batch pulls the next sweep instead of waiting for beat."""
     from executor.services import apply_entries
 
-    identity = {"host": socket.gethostname(), "pid": os.getpid(), "task_id": self.request.id or ""}
-    apply_entries(entry_ids=entry_ids, worker=identity)
+    apply_entries(entry_ids=entry_ids, worker=_identity(self))
     if len(entry_ids) >= settings.CUSTODIAN_EXECUTOR_BATCH:
         sweep_outbox_task.delay()
 

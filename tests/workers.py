@@ -1,6 +1,7 @@
 """Run real Celery worker processes against the test database and broker."""
 
 import contextlib
+import json
 import os
 import subprocess
 import time
@@ -91,3 +92,28 @@ def wait_until(condition: Callable[[], bool], *, timeout: float = 60, what: str 
             return
         time.sleep(0.2)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def broker_messages(queue: str = "executor") -> list[dict]:
+    """The messages waiting in ``queue``, on Redis or on the embedded filesystem broker (newest first)."""
+    if settings.CELERY_BROKER_URL.startswith("redis"):
+        import redis
+
+        client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+        return [json.loads(message) for message in client.lrange(queue, 0, -1)]
+    folder = Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_out"])
+    files = sorted(folder.glob(f"*.{queue}.msg"), reverse=True)
+    return [json.loads(path.read_bytes()) for path in files]
+
+
+def empty_broker() -> None:
+    """Drop every waiting message (Redis: the broker's database; filesystem: the queue folder)."""
+    if settings.CELERY_BROKER_URL.startswith("redis"):
+        import redis
+
+        redis.Redis.from_url(settings.CELERY_BROKER_URL).flushdb()
+        return
+    folder = Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_out"])
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in folder.glob("*.msg"):
+        path.unlink(missing_ok=True)

@@ -22,7 +22,9 @@ def broker():
     client.flushdb()
 
 
-def test_the_nudge_is_published_after_the_response_is_sent(agent, broker):
+@pytest.mark.parametrize("coalesce", [True, False], ids=["coalesced", "per-entry"])
+def test_the_nudge_is_published_after_the_response_is_sent(agent, broker, settings, coalesce):
+    settings.CUSTODIAN_NUDGE_COALESCE = coalesce
     payload = create_payload(user_preference(), [make_evidence(agent.agent)])
     environ = (
         RequestFactory()
@@ -42,4 +44,8 @@ def test_the_nudge_is_published_after_the_response_is_sent(agent, broker):
     response.close()  # the server has sent the body
     assert broker.llen("executor") == 1
     message = json.loads(broker.lindex("executor", 0))
-    assert message["headers"]["id"] == str(entry.pk)
+    assert message["headers"]["task"] == "executor.apply_entry"
+    if coalesce:  # "apply whatever is due", for every entry committed until a worker takes it
+        assert message["headers"]["argsrepr"] == "()"
+    else:
+        assert message["headers"]["id"] == str(entry.pk)

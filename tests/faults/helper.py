@@ -5,7 +5,8 @@ The subprocess talks to the throwaway services named by ``DATABASE_URL`` /
 services. Each command prints one JSON line on stdout as its answer.
 
     setup                      tenant "faults", agent "fault-agent"; prints its token
-    submit --count N [--tag T] N released auto-apply proposals (each on-commit nudge goes to Redis)
+    submit --count N [--tag T] N released auto-apply proposals (their on-commit nudges go to Redis,
+                               coalesced: see proposals.services.outbox)
     poison [--tag T]           one released proposal whose application always fails (see below)
     crash-before-nudge         dies (exit 137) after COMMIT and before the on-commit nudge
     set-confidence --proposal ID --value X

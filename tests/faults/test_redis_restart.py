@@ -10,7 +10,9 @@ from tests.faults.harness import assert_applied_exactly_once, http, scaled, wait
 
 pytestmark = pytest.mark.faults
 
-PROPOSALS = scaled(200, 2000)
+# Enough that the drain is still running when Redis dies: coalesced nudges fanning out to both pool
+# processes apply batches of 100 at ~500 entries/s, so 200 were all applied before the first kill.
+PROPOSALS = scaled(1000, 2000)
 RESTARTS = scaled(1, 3)
 # A pool process whose Django connection was left inside ``transaction.atomic`` when Celery
 # SIGTERMed it on the broker connection loss; every task it takes afterwards fails with this.
@@ -65,7 +67,7 @@ def test_redis_restarted_empty_mid_run_loses_nothing(make_stack):
     created = stack.helper("submit", "--count", str(PROPOSALS), "--tag", "redis")
     queued = stack.redis.queue_length()
     print(f"\n[faults] {PROPOSALS} proposals submitted in {created['seconds']}s; {queued} nudges queued")
-    assert queued == PROPOSALS
+    assert 1 <= queued < PROPOSALS // 10  # coalesced: one message stands for every entry due until taken
 
     started = time.monotonic()
     worker = SupervisedWorker(stack)
