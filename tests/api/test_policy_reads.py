@@ -108,6 +108,28 @@ def test_a_batch_judges_each_items_subject_on_its_own(agent, api):
     assert unknown.policy_facts["evidence"] == "unknown"
 
 
+def test_a_grant_covers_its_own_kind_of_subject_only_in_a_batch_of_many_subjects(agent, api):
+    """Grants are read by subject id for the whole batch: the kind must still match exactly."""
+    grant_delegation(agent=agent.agent, subject=BOB)
+    others = [{"kind": "org", "id": "bob"}, {"kind": "user", "id": "carol"}, {"kind": "user", "id": "Bob"}]
+    items = [
+        {
+            "idempotency_key": f"s{n}",
+            "proposal": _for_bob(agent) if subject is None else _acting_for(agent, subject),
+        }
+        for n, subject in enumerate([None, *others])
+    ]
+    results = api.post(BATCH, {"items": items}, format="json").json()["results"]
+    assert [r["status"] for r in results] == [201, 403, 403, 403]
+    assert {r["problem"]["code"] for r in results[1:]} == {"acting_for_not_granted"}
+
+
+def _acting_for(agent, subject: dict) -> dict:
+    return create_payload(
+        user_preference(subject=subject), [make_evidence(agent.agent)], owner_context(subject)
+    )
+
+
 def test_a_grant_revoked_after_a_batch_is_refused_in_the_next(agent, api):
     grant = grant_delegation(agent=agent.agent, subject=BOB)
     first = [{"idempotency_key": "one", "proposal": _for_bob(agent)}]
