@@ -31,6 +31,7 @@ class Statement:
     sql: str
     params: Params = field(default_factory=list)
     name: str = ""
+    inserts: Sequence[Model] = ()  # marked saved once the statement has run
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def _insert(model: type[Model]) -> _Insert:
 
 
 def insert_statement(objs: Sequence[Model], *, name: str = "", returning: str = "") -> Statement:
-    """One INSERT of ``objs`` (one model's, at least one); marks them saved.
+    """One INSERT of ``objs`` (one model's, at least one); ``run_together`` marks them saved.
 
     Values are prepared as a save prepares them (``auto_now_add`` sets the attribute too). On
     PostgreSQL the rows travel as one JSON parameter that ``jsonb_populate_recordset`` casts
@@ -74,9 +75,6 @@ def insert_statement(objs: Sequence[Model], *, name: str = "", returning: str = 
     insert = _insert(type(objs[0]))
     db = connections[DEFAULT_DB_ALIAS]  # not the ``connection`` proxy: a lookup per value adds up
     rows = [[f.get_db_prep_save(f.pre_save(obj, add=True), db) for f in insert.fields] for obj in objs]
-    for obj in objs:
-        obj._state.adding = False
-        obj._state.db = db.alias
     if db.vendor == "postgresql":
         body = json.dumps([dict(zip(insert.columns, row, strict=True)) for row in rows], default=_json_ready)
         sql, params = f"{insert.head} {insert.from_json}", [body]
@@ -84,7 +82,7 @@ def insert_statement(objs: Sequence[Model], *, name: str = "", returning: str = 
         placeholders = f"({', '.join(['%s'] * len(insert.fields))})"
         sql = f"{insert.head} VALUES {', '.join([placeholders] * len(rows))}"
         params = [value for row in rows for value in row]
-    return Statement(f"{sql} RETURNING {returning}" if returning else sql, params, name)
+    return Statement(f"{sql} RETURNING {returning}" if returning else sql, params, name, objs)
 
 
 def _json_ready(value: Any) -> Any:
@@ -110,10 +108,14 @@ def run_together(statements: Sequence[Statement]) -> None:
         if connection.vendor != "postgresql":
             for statement in statements:
                 cursor.execute(statement.sql, statement.params)
-            return
-        *parts, last = statements
-        with_clause = ", ".join(
-            f"{part.name or f'part{index}'} AS ({part.sql})" for index, part in enumerate(parts)
-        )
-        sql = f"WITH {with_clause} {last.sql}" if parts else last.sql
-        cursor.execute(sql, [param for statement in statements for param in statement.params])
+        else:
+            *parts, last = statements
+            with_clause = ", ".join(
+                f"{part.name or f'part{index}'} AS ({part.sql})" for index, part in enumerate(parts)
+            )
+            sql = f"WITH {with_clause} {last.sql}" if parts else last.sql
+            cursor.execute(sql, [param for statement in statements for param in statement.params])
+    for statement in statements:
+        for obj in statement.inserts:
+            obj._state.adding = False
+            obj._state.db = connection.alias

@@ -66,3 +66,21 @@ def test_run_together_is_one_statement_on_postgresql_and_keeps_order_elsewhere(a
         OutboxEntry.objects.filter(proposal=source).values_list("available_at", flat=True)
     ) == sorted([source.created_at, source.updated_at])
     assert all(not copy._state.adding for copy in copies)
+
+
+def test_objects_are_marked_saved_only_when_the_statement_ran(agent, api):
+    from django.db import IntegrityError, transaction
+
+    payload = create_payload(user_preference(), [make_evidence(agent.agent)])
+    answer = api.post("/api/v1/proposals/", payload, format="json", HTTP_IDEMPOTENCY_KEY="twice").json()
+    stored = OutboxEntry.objects.get(proposal_id=answer["id"])
+    twin = OutboxEntry(
+        id=stored.id,  # the same key: the INSERT fails
+        tenant_id=stored.tenant_id,
+        proposal_id=stored.proposal_id,
+        action_digest=stored.action_digest,
+        available_at=stored.available_at,
+    )
+    with pytest.raises(IntegrityError), transaction.atomic():
+        run_together([insert_statement([twin])])
+    assert twin._state.adding
