@@ -576,7 +576,7 @@ def _write(
     assert memory is not None  # _check_target refused every other action on a missing memory
     if proposal.action == Proposal.Action.PURGE:
         removed, successors = purge_memory(memory=memory)
-        removed.update(scrub_purged_content(purge=proposal))
+        removed.update(scrub_purged_content(purge=proposal, memory=memory))
         effects: dict[str, Any] = {"purged": removed}
         if successors:  # summaries it was a source of: re-proposed without it, in this transaction
             resummaries = propose_resummaries(purge=proposal, successor_ids=successors)

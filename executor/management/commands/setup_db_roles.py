@@ -94,8 +94,9 @@ EXECUTOR_WRITES = {
     "proposals_historicalproposal": "INSERT, UPDATE",
     "proposals_proposalevidence": "INSERT",
     # Bounded Dreaming runs (the beat task runs in the executor's worker); the executor closes a
-    # run stale when its window moved (and locks it, which takes UPDATE).
-    "proposals_dreamingrun": "INSERT, UPDATE (plan, closed, closed_reason, closed_at)",
+    # run stale when its window moved (and locks it, which takes UPDATE); a purge of a member
+    # blanks its subject and planned content.
+    "proposals_dreamingrun": "INSERT, UPDATE (subject_id, plan, closed, closed_reason, closed_at)",
     "tenancy_agent": "INSERT",  # a tenant's system agent, on its first retention sweep
     "registrations_registration": "UPDATE (status, version, published_at, receipt_id, updated_at)",  # publish
 }
