@@ -8,7 +8,7 @@ from memory_core.models import Memory
 from proposals.models import DreamingRun, Proposal
 
 
-def scrub_purged_content(*, purge: Proposal, memory: Memory) -> dict[str, int]:
+def scrub_purged_content(*, purge: Proposal, memory: Memory, summaries: list[Any]) -> dict[str, int]:
     """Remove a purged memory's content from the proposals and Dreaming runs about it.
 
     Digests stay (receipts refer to them); the frozen fields, the agent's
@@ -16,7 +16,9 @@ def scrub_purged_content(*, purge: Proposal, memory: Memory) -> dict[str, int]:
     subject), all of which repeat what the memory said or whom it was about,
     do not. Runs in the executor's purge transaction; ``purge``, the proposal
     being applied, is scrubbed in memory too, as its last history row is
-    written from it afterwards. ``memory`` is the purged row as it was.
+    written from it afterwards. ``memory`` is the purged row as it was;
+    ``summaries`` the successors it was a source of, whose compaction proposals
+    froze a summary that quotes it.
     """
     tenant_id, memory_id = purge.tenant_id, purge.target_memory_id
     proposals = Proposal.objects.filter(tenant_id=tenant_id, target_memory_id=memory_id)
@@ -30,11 +32,32 @@ def scrub_purged_content(*, purge: Proposal, memory: Memory) -> dict[str, int]:
     for name, value in scrubbed.items():
         setattr(purge, name, value)
     runs = _scrub_dreaming_runs(memory, runs=proposals.exclude(dreaming_run=None).values("dreaming_run_id"))
+    compactions = _scrub_compactions(tenant_id, summaries)
     return {
-        "proposals.Proposal": proposals.update(**scrubbed),
-        "proposals.HistoricalProposal": history.update(**scrubbed),
+        "proposals.Proposal": proposals.update(**scrubbed) + compactions[0],
+        "proposals.HistoricalProposal": history.update(**scrubbed) + compactions[1],
         "proposals.DreamingRun": runs,
     }
+
+
+def _scrub_compactions(tenant_id: Any, summaries: list[Any]) -> tuple[int, int]:
+    """Blank the summary content the compaction proposals of ``summaries`` froze (members stay)."""
+    if not summaries:
+        return 0, 0
+    counts = []
+    for rows in (
+        Proposal.objects.filter(
+            tenant_id=tenant_id, action=Proposal.Action.COMPACT, target_memory_id__in=summaries
+        ),
+        Proposal.history.filter(
+            tenant_id=tenant_id, action=Proposal.Action.COMPACT, target_memory_id__in=summaries
+        ),
+    ):
+        changed = list(rows.only("pk", "fields"))
+        for row in changed:
+            row.fields = {**row.fields, "memory": {**row.fields["memory"], "content": {"purged": True}}}
+        counts.append(rows.model._default_manager.bulk_update(changed, ["fields"]) if changed else 0)
+    return counts[0], counts[1]
 
 
 def _scrub_dreaming_runs(memory: Memory, *, runs: Any) -> int:

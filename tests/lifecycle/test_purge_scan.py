@@ -170,10 +170,6 @@ def test_purging_one_member_scrubs_the_run_it_was_frozen_in(agent, people, secre
     assert "proposals_dreamingrun" not in columns_holding(secrets["zq"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a summary's earlier revisions keep a purged source's text: history is bound by receipts",
-)
 @pytest.mark.django_db(transaction=True)
 def test_purging_a_compacted_source_leaves_nothing_of_it_once_its_summary_is_rewritten(
     agent,
@@ -216,3 +212,26 @@ def test_the_executor_role_scrubs_a_dreaming_run_on_its_own_grants(agent, people
 
     assert DreamingRun.objects.get().subject_id == ""
     assert "proposals_dreamingrun" not in columns_holding(secrets["zq"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_agent_naming_its_update_like_a_resummary_withdraws_nothing(agent, api, remember, secrets):
+    memory = remember(f"she prefers weekly summaries {secrets['zq']}")
+    body = {
+        "action": "update",
+        "memory_id": str(memory.id),
+        "base_revision": memory.revision,
+        "changes": {"content": {"statement": "she prefers daily summaries"}},
+        "evidence": [make_evidence(agent.agent).binding()],
+        "policy_context": {"acting_for_subject": {"kind": "user", "id": "pm-alice"}, "risk_level": "low"},
+    }
+    key = f"resummary:{memory.id}:1:{uuid.uuid4()}"
+    response = api.post("/api/v1/proposals/", body, format="json", HTTP_IDEMPOTENCY_KEY=key)
+    assert response.status_code in (201, 202), response.content
+    proposal = Proposal.objects.get(pk=response.json()["id"])
+    for person in [make_person(f"upd-{n}", agent.tenant) for n in range(proposal.required_approvals)]:
+        approve(person, proposal)
+    receipt = apply_released(proposal)
+    assert receipt.outcome == "applied" and "withdrawn" not in receipt.effects
+    kept = Memory.history.filter(id=memory.id, revision=1).values_list("content", flat=True)
+    assert all(secrets["zq"] in content["statement"] for content in kept) and kept
