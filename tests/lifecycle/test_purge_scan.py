@@ -112,13 +112,28 @@ def _erase_as_executor(agent, memory, people):
         assert Proposal.objects.get(pk=proposal.pk).status == "applied", verb
 
 
+def _search_and_vote(api, query, subject) -> None:
+    """Recall the memories acting for their subject, and vote one useful (an access event and feedback)."""
+    body = {
+        "query": query,
+        "filters": {"subject": subject},
+        "policy_context": {"acting_for_subject": subject},
+    }
+    response = api.post("/api/v1/recall/search", body, format="json")
+    assert response.status_code == 200 and response.json()["results"], response.content
+    served = response.json()["results"][0]["memory"]
+    vote = {"memory_id": served["memory_id"], "revision": served["revision"], "verdict": "useful"}
+    voted = api.post(f"/api/v1/recall/{response.json()['recall_id']}/feedback", vote, format="json")
+    assert voted.status_code == 201, voted.content
+
+
 def _found(secrets):
     return {kind: columns_holding(value) for kind, value in secrets.items()}
 
 
 @pytest.mark.django_db(transaction=True)
 def test_purging_two_contradicting_preferences_leaves_nothing_of_them_or_of_their_dreaming_run(
-    agent, people, secrets
+    agent, api, people, secrets
 ):
     _publish(agent, preference={"dreaming": {"mode": "auto"}})
     subject = {"kind": "user", "id": secrets["subj"]}
@@ -141,6 +156,7 @@ def test_purging_two_contradicting_preferences_leaves_nothing_of_them_or_of_thei
     run = DreamingRun.objects.get()
     (update,) = Proposal.objects.filter(dreaming_run=run)
     assert _decide(update, people).outcome == "applied"
+    _search_and_vote(api, secrets["zq"], subject)
     assert all(_found(secrets).values())  # the scan sees each before the purge
 
     for memory in (older, newer):
