@@ -271,3 +271,25 @@ def test_the_list_reads_target_memories_once_per_page(agent, peer, marker):
         )
     assert count() == few
     assert Memory.objects.count() == 7
+
+
+def test_an_observation_answers_its_candidates_in_their_proposals_view(agent, marker):
+    evidence = [make_evidence(agent.agent, {"turn": "chat-1"}, kind="chat_turn").binding()]
+    candidate = _secret(marker, "confidential")
+    body = {
+        "kind": "utterance",
+        "text": "Nothing to note.",
+        "subject": ALICE,
+        "scope": "user",
+        "evidence": evidence,
+        "policy_context": {"risk_level": "low"},
+        "candidates": [{key: value for key, value in candidate.items() if key != "dedupe_key"}],
+    }
+    response = agent.client.post("/api/v1/observations/", body, format="json")
+    assert response.status_code == 200, response.content
+    (shown,) = response.json()["candidates"]
+    assert shown["proposal_id"] and shown["view"] == "masked"
+    assert marker not in json.dumps(shown)
+    body["policy_context"] = owner_context()
+    (owner,) = agent.client.post("/api/v1/observations/", body, format="json").json()["candidates"]
+    assert owner["view"] == "raw" and owner["content"]["statement"].startswith(marker)
