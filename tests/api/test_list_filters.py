@@ -20,8 +20,8 @@ FILTERS = {
     AUDIT: {"memory", "actor", "action", "correlation_id", "since"},
     QUEUE: {"type", "scope", "risk_level", "agent", "reason", "older_than_hours"},
 }
-# The read context an agent's list of proposals is shown in (as GET /memories/{id}/ takes it).
-READ_CONTEXT = {PROPOSALS: {"acting_for", "data_zone"}}
+# The read context an agent's lists of proposals and receipts are shown in (as GET /memories/{id}/ takes it).
+READ_CONTEXT = {PROPOSALS: {"acting_for", "data_zone"}, RECEIPTS: {"acting_for", "data_zone"}}
 INVALID = [
     (PROPOSALS, {"status": "nonsense"}),
     (PROPOSALS, {"classification": "nonsense"}),

@@ -119,3 +119,18 @@ def test_a_cursor_carries_no_authority_to_another_tenant(agent, other_agent, mar
         assert marker not in json.dumps(response.json())
         if response.status_code == 200:
             assert response.json()["results"] == []
+
+
+def test_receipts_name_a_confidential_memorys_evidence_only_to_a_raw_reader(agent, peer, marker):
+    """The evidence a receipt cites is shown only to a caller who gets the memory raw (as recall shows it)."""
+    evidence = make_evidence(agent.agent, {"turn": f"{marker} Alice: I am on leave"}, kind="chat_turn")
+    memory = user_preference(content={"statement": "on leave"}, sensitivity="confidential")
+    proposal = submit(agent.agent, create_payload(memory, [evidence]))
+    for n in range(proposal.required_approvals):
+        approve(make_person(f"approver-{n}", agent.tenant), proposal)
+    assert apply_released(proposal).outcome == "applied"
+    (row,) = peer.client.get("/api/v1/receipts/").json()["results"]
+    assert str(evidence.source_id) not in json.dumps(row)
+    assert row["view"] == "masked" and row["evidence"] == []
+    (owner,) = agent.client.get("/api/v1/receipts/", {"acting_for": "user:pm-alice"}).json()["results"]
+    assert owner["view"] == "raw" and owner["evidence"][0]["evidence_id"] == str(evidence.source_id)
