@@ -339,7 +339,12 @@ SUBMIT_EXAMPLES = [
 
 
 class ProposalSubmitApi(APIView):
-    """Submit a zero-write proposal. Denied proposals are stored for audit and answered 422."""
+    """Submit a zero-write proposal. Denied proposals are stored for audit and answered 422.
+
+    The 201 shows the proposal as a later read would show it to the caller, in the
+    ``policy_context`` it sent (a confidential memory proposed without acting for its
+    subject comes back masked; ``view`` says which view).
+    """
 
     @extend_schema(
         request=ProposalSubmitInput,

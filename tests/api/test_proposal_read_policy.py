@@ -138,6 +138,15 @@ def test_an_external_data_zone_gets_no_content_of_a_confidential_proposal(agent,
     assert (body["view"], body["view_rule"]) == ("metadata_only", "read-restricted-external")
 
 
+def test_an_external_data_zone_gets_an_internal_proposal_summarised(agent, peer, marker):
+    proposal = _proposal(agent, marker, "internal")
+    body = _detail(peer.client, proposal, data_zone="external").json()
+    assert marker not in json.dumps(body)
+    assert (body["view"], body["view_rule"]) == ("summary", "read-external-summary")
+    assert body["fields"]["dedupe_key"] == "***"
+    assert "summary withheld" in body["fields"]["content"]["statement"]
+
+
 def test_an_internal_proposal_is_raw_to_every_agent_of_the_tenant(agent, peer, marker):
     proposal = _proposal(agent, marker, "internal")
     body = _detail(peer.client, proposal).json()
