@@ -302,3 +302,15 @@ def test_an_observation_answers_its_candidates_in_their_proposals_view(agent, ma
     body["policy_context"] = owner_context()
     (owner,) = agent.client.post("/api/v1/observations/", body, format="json").json()["candidates"]
     assert owner["view"] == "raw" and owner["content"]["statement"].startswith(marker)
+
+
+def test_an_entity_proposal_is_a_tenant_record_shown_raw(agent, peer):
+    """Canonical entities are the tenant's shared vocabulary (recall names them as link ends)."""
+    payload = {"action": "entity_create", "entity": {"kind": "factor", "name": "momentum_12_1"}}
+    response = agent.client.post(
+        "/api/v1/proposals/", payload, format="json", HTTP_IDEMPOTENCY_KEY=uuid.uuid4().hex
+    )
+    assert response.status_code == 201, response.content
+    body = _detail(peer.client, Proposal.objects.get(pk=response.json()["id"])).json()
+    assert (body["view"], body["view_rule"]) == ("raw", "read-tenant-record")
+    assert body["fields"]["name"] == "momentum_12_1"

@@ -10,6 +10,7 @@ import uuid
 import pytest
 
 from reviews.selectors import AUDIT
+from tenancy.services import revoke_delegations
 from tests.factories import (
     apply_released,
     approve,
@@ -134,3 +135,16 @@ def test_receipts_name_a_confidential_memorys_evidence_only_to_a_raw_reader(agen
     assert row["view"] == "masked" and row["evidence"] == []
     (owner,) = agent.client.get("/api/v1/receipts/", {"acting_for": "user:pm-alice"}).json()["results"]
     assert owner["view"] == "raw" and owner["evidence"][0]["evidence_id"] == str(evidence.source_id)
+
+
+def test_a_recall_cursor_is_no_one_elses_and_carries_no_grant(agent, peer, marker):
+    _confidential(agent, marker)
+    body = {"query": "leave", "limit": 1, "policy_context": owner_context()}
+    first = agent.client.post("/api/v1/recall/search", body, format="json").json()
+    taken = {**body, "cursor": first["recall_id"]}
+    taken.pop("policy_context")
+    response = peer.client.post("/api/v1/recall/search", taken, format="json")
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_cursor")
+    revoke_delegations(agent=agent.agent, subject={"kind": "user", "id": "pm-alice"})
+    again = agent.client.post("/api/v1/recall/search", {**body, "cursor": first["recall_id"]}, format="json")
+    assert (again.status_code, again.json()["code"]) == (403, "acting_for_not_granted")
