@@ -27,8 +27,8 @@ from memory_core.people import FROZEN_METADATA, frozen_fields_as_read, proposed_
 from memory_core.read_policy import ReadRule
 from memory_core.return_modes import MASK
 from proposals.models import DreamingRun, Proposal
+from proposals.selectors import PolicyReads
 from tenancy.models import Agent
-from tenancy.services import may_act_for
 
 TENANT_RECORD = ReadRule("read-tenant-record", "raw", {})
 DECIDER = ReadRule("review-decider", "raw", {})
@@ -52,17 +52,17 @@ class ReadView:
         return "metadata_only" if self.rule.mode == "deny" else self.rule.mode
 
 
-def submitted_context(agent: Agent, proposal: Proposal, *, fresh: bool) -> dict:
-    """Return the read context of what ``agent`` just sent with ``proposal`` (its policy context).
+def submitted_context(proposal: Proposal, *, fresh: bool, grants: PolicyReads) -> dict:
+    """Return the read context of what was just sent with ``proposal`` (its policy context).
 
     A fresh submission's subject was checked against the agent's grants in
-    this request; a replay's is checked again, and read as no subject once
-    the grant is gone.
+    this request; a replay's is checked again (``grants``), and read as no
+    subject once the grant is gone.
     """
     frozen = proposal.policy_context or {}
     context = {key: frozen[key] for key in ("acting_for_subject", "data_zone") if frozen.get(key)}
     subject = context.get("acting_for_subject")
-    if subject and not fresh and not may_act_for(agent, subject):
+    if subject and not fresh and not grants.may_act_for(grants.agent, subject):
         del context["acting_for_subject"]
     return context
 
@@ -71,8 +71,11 @@ def attach_submitted_views(agent: Agent, submitted: Iterable[tuple[Proposal, boo
     """Give each ``(proposal, replayed)`` ``agent`` just submitted the view of what it sent with it."""
     submitted = list(submitted)
     current = target_memories(proposal for proposal, _ in submitted)
+    grants = PolicyReads(agent)  # a batch's replays: their grants in one read
+    subjects = [(p.policy_context or {}).get("acting_for_subject") for p, again in submitted if again]
+    grants.load(subjects=subjects, bindings=[])
     for proposal, replayed in submitted:
-        context = submitted_context(agent, proposal, fresh=not replayed)
+        context = submitted_context(proposal, fresh=not replayed, grants=grants)
         proposal.read_view = read_view(proposal, current.get(proposal.target_memory_id), context)  # type: ignore[attr-defined]
 
 

@@ -314,3 +314,27 @@ def test_an_entity_proposal_is_a_tenant_record_shown_raw(agent, peer):
     body = _detail(peer.client, Proposal.objects.get(pk=response.json()["id"])).json()
     assert (body["view"], body["view_rule"]) == ("raw", "read-tenant-record")
     assert body["fields"]["name"] == "momentum_12_1"
+
+
+def test_a_replayed_batch_checks_its_grants_in_one_read(agent, marker):
+    from tenancy.models import Delegation
+
+    def grant_reads(n: int) -> int:
+        evidence = [make_evidence(agent.agent)]
+        items = [
+            {
+                "idempotency_key": f"{n}-{i}",
+                "proposal": create_payload(_secret(f"{marker}{n}{i}", "internal"), evidence),
+            }
+            for i in range(n)
+        ]
+        assert (
+            agent.client.post("/api/v1/proposals/batch", {"items": items}, format="json").status_code == 200
+        )
+        with CaptureQueriesContext(connection) as queries:
+            replayed = agent.client.post("/api/v1/proposals/batch", {"items": items}, format="json")
+        assert replayed.json()["replayed"] == n
+        assert {row["proposal"]["view"] for row in replayed.json()["results"]} == {"raw"}
+        return sum(Delegation._meta.db_table in q["sql"] for q in queries.captured_queries)
+
+    assert grant_reads(2) == grant_reads(6) == 1
