@@ -338,3 +338,26 @@ def test_a_replayed_batch_checks_its_grants_in_one_read(agent, marker):
         return sum(Delegation._meta.db_table in q["sql"] for q in queries.captured_queries)
 
     assert grant_reads(2) == grant_reads(6) == 1
+
+
+def test_a_compaction_shows_its_successor_in_the_view_of_its_members(agent, peer, remember, marker):
+    members = [remember(f"{marker} note {n}", sensitivity="confidential") for n in range(2)]
+    plan = {
+        "action": "compact",
+        "compaction": {
+            "subject": ALICE,
+            "scope": "user",
+            "type": "preference",
+            "members": [{"memory_id": str(m.id), "revision": m.revision} for m in members],
+            "content": {"statement": f"{marker} summary"},
+        },
+        "reason": f"{marker} tidy",
+    }
+    proposal = submit(agent.agent, plan)  # an agent's compaction is denied, and stored for audit
+    body = _detail(peer.client, proposal).json()
+    assert marker not in json.dumps(body)
+    assert body["view"] == "masked"
+    assert body["fields"]["memory"]["content"] == {"statement": "***"}
+    expected = [{"memory_id": str(m.id), "revision": 1} for m in members]
+    by_id = lambda rows: sorted(rows, key=lambda row: row["memory_id"])  # noqa: E731
+    assert by_id(body["fields"]["members"]) == by_id(expected)
