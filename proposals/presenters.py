@@ -76,7 +76,7 @@ def attach_submitted_views(agent: Agent, submitted: Iterable[tuple[Proposal, boo
     grants.load(subjects=subjects, bindings=[])
     for proposal, replayed in submitted:
         context = submitted_context(proposal, fresh=not replayed, grants=grants)
-        proposal.read_view = read_view(proposal, current.get(proposal.target_memory_id), context)  # type: ignore[attr-defined]
+        proposal.read_view = read_view(proposal, _target(proposal, current), context)  # type: ignore[attr-defined]
 
 
 def target_memories(proposals: Iterable[Proposal]) -> dict[uuid.UUID, Memory]:
@@ -97,8 +97,14 @@ def attach_views(proposals: Iterable[Proposal], context: dict) -> list[Proposal]
     proposals = list(proposals)
     current = target_memories(proposals)
     for proposal in proposals:
-        proposal.read_view = read_view(proposal, current.get(proposal.target_memory_id), context)  # type: ignore[attr-defined]
+        proposal.read_view = read_view(proposal, _target(proposal, current), context)  # type: ignore[attr-defined]
     return proposals
+
+
+def _target(proposal: Proposal, current: dict[uuid.UUID, Memory]) -> Memory | None:
+    """The proposal's target now, if it is in the proposal's tenant (another tenant's id is no target)."""
+    memory = current.get(proposal.target_memory_id)
+    return memory if memory is not None and memory.tenant_id == proposal.tenant_id else None
 
 
 def attach_decider_views(proposals: Iterable[Proposal]) -> list[Proposal]:
@@ -158,17 +164,23 @@ def attach_run_views(runs: Iterable[DreamingRun], context: dict) -> list[Dreamin
     gone = proposed_memory(fields={}, facts={}, current=None)
     for run in runs:
         run.member_views = {  # type: ignore[attr-defined]
-            member_id: strictest_rule(context, found.get(member_id, gone)) for member_id in run.member_ids
+            member_id: strictest_rule(context, _member_now(found.get(member_id), run) or gone)
+            for member_id in run.member_ids
         }
     return runs
+
+
+def _member_now(memory: Memory | None, run: DreamingRun) -> Memory | None:
+    return memory if memory is not None and memory.tenant_id == run.tenant_id else None
 
 
 def shown_run(data: dict, member_views: dict[str, ReadRule] | None) -> dict:
     """Return a run's representation with each member, plan action and reason in the caller's view.
 
     A member's evidence shows only raw; a plan action shows its fields and
-    reason only if every member it names is raw to the caller; the window
-    subject and the closing reason only if the whole window is.
+    reason only if every member it names is raw to the caller, the closing
+    reason only if the whole window is. The window's subject, scope and type
+    are metadata, as in a masked memory.
     """
     views = member_views or {}
     modes = {member_id: _mode(views.get(member_id)) for member_id in _ids(data.get("members") or [])}

@@ -361,3 +361,19 @@ def test_a_compaction_shows_its_successor_in_the_view_of_its_members(agent, peer
     expected = [{"memory_id": str(m.id), "revision": 1} for m in members]
     by_id = lambda rows: sorted(rows, key=lambda row: row["memory_id"])  # noqa: E731
     assert by_id(body["fields"]["members"]) == by_id(expected)
+
+
+def test_a_proposal_naming_another_tenants_memory_learns_nothing_of_it(agent, other_agent, remember, marker):
+    """The view of a proposal about an id of another tenant is decided as if the target were missing."""
+    foreign = remember(f"{marker} restricted", sensitivity="restricted")
+    payload = {
+        "action": "update",
+        "memory_id": str(foreign.pk),
+        "base_revision": 1,
+        "changes": {"content": {"statement": "probe"}, "sensitivity": "internal"},
+        "policy_context": {"risk_level": "low"},
+    }
+    probe = submit(other_agent.agent, payload)
+    body = _detail(other_agent.client, probe).json()
+    assert probe.policy_facts["target"] == "missing"
+    assert (body["view"], body["fields"]["content"]) == ("raw", {"statement": "probe"})
