@@ -1,0 +1,96 @@
+"""Strict JSON: accept only what can be stored, hashed and verified byte for byte on both databases.
+
+Every JSON that enters Custodian (REST bodies, the admin's JSON fields, operator
+files) is read here. Besides well-formedness it refuses:
+
+- nesting deeper than the caller's limit (no recursion in the checks either);
+- U+0000, which PostgreSQL cannot keep in text or jsonb, and lone surrogates,
+  which are not Unicode and cannot be encoded as UTF-8;
+- ``NaN``, ``Infinity`` and anything that overflows a double (``1e400``);
+- integers beyond ±(2**53 - 1), which a double cannot hold exactly (I-JSON,
+  RFC 7493) and RFC 8785 cannot hash;
+- floats of magnitude 2**53 or more. All of them are integral, and jsonb keeps
+  numbers as decimals: ``1e16`` comes back as the integer ``10000000000000000``,
+  another JSON text than the one hashed when it was written.
+
+Every smaller finite double reads back from jsonb as the same double (Python
+writes the shortest repr, a decimal that converts back exactly), and SQLite keeps
+the text, so what passes hashes the same before storing and after reading back.
+
+Pure Python, no Django: the offline export verifier reads with it too.
+"""
+
+import json
+import math
+from typing import Any
+
+MAX_SAFE_INTEGER = 2**53 - 1
+_FLOAT_LIMIT = float(2**53)
+
+
+class JSONRefused(ValueError):
+    """The text is not JSON Custodian can keep exactly (malformed, too deep, or an unkeepable value)."""
+
+
+def loads(text: str | bytes, *, max_depth: int) -> Any:
+    """Parse ``text`` (bytes must be UTF-8) and return the value; raise :class:`JSONRefused`."""
+    try:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise JSONRefused(str(exc)[:200]) from None
+    check(value, max_depth=max_depth)
+    return value
+
+
+def check(value: Any, *, max_depth: int) -> None:
+    """Raise :class:`JSONRefused` unless ``value`` is a JSON value Custodian can keep exactly."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > max_depth:
+            raise JSONRefused(f"JSON nested deeper than {max_depth} levels")
+        if isinstance(node, str):
+            check_text(node)
+        elif isinstance(node, bool) or node is None:
+            continue
+        elif isinstance(node, int):
+            if abs(node) > MAX_SAFE_INTEGER:
+                raise JSONRefused("Integers must lie within ±(2**53 - 1); send larger ones as strings")
+        elif isinstance(node, float):
+            _check_float(node)
+        elif isinstance(node, dict):
+            for key, child in node.items():
+                if not isinstance(key, str):
+                    raise JSONRefused("Object keys must be strings")
+                check_text(key)
+                stack.append((child, depth + 1))
+        elif isinstance(node, list | tuple):
+            stack.extend((child, depth + 1) for child in node)
+        else:
+            raise JSONRefused(f"{type(node).__name__} is not a JSON value")
+
+
+def check_text(text: str) -> None:
+    """Raise :class:`JSONRefused` for a string PostgreSQL or UTF-8 cannot keep (NUL, a lone surrogate)."""
+    if "\x00" in text:
+        raise JSONRefused("NUL characters are not allowed")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise JSONRefused("Lone surrogate escapes are not valid Unicode") from None
+
+
+def _check_float(number: float) -> None:
+    if not math.isfinite(number):
+        raise JSONRefused("Numbers must be finite")
+    if abs(number) >= _FLOAT_LIMIT:
+        raise JSONRefused(
+            "Numbers of magnitude 2**53 or more are not kept exactly (stored, they read back as "
+            "another number); send them as strings"
+        )
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
