@@ -22,6 +22,7 @@ Pure Python, no Django: the offline export verifier reads with it too.
 
 import json
 import math
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -45,31 +46,57 @@ def loads(text: str | bytes, *, max_depth: int) -> Any:
 
 
 def check(value: Any, *, max_depth: int) -> None:
-    """Raise :class:`JSONRefused` unless ``value`` is a JSON value Custodian can keep exactly."""
-    stack = [(value, 1)]
+    """Raise :class:`JSONRefused` unless ``value`` is a JSON value Custodian can keep exactly.
+
+    The message names where (a JSON Pointer), so an operator can find it in a file.
+    """
+    stack: list[tuple[Any, int, Any]] = [(value, 1, None)]  # (node, depth, (parent's link, key))
     while stack:
-        node, depth = stack.pop()
-        if depth > max_depth:
-            raise JSONRefused(f"JSON nested deeper than {max_depth} levels")
-        if isinstance(node, str):
-            check_text(node)
-        elif isinstance(node, bool) or node is None:
-            continue
-        elif isinstance(node, int):
-            if abs(node) > MAX_SAFE_INTEGER:
-                raise JSONRefused("Integers must lie within ±(2**53 - 1); send larger ones as strings")
-        elif isinstance(node, float):
-            _check_float(node)
-        elif isinstance(node, dict):
-            for key, child in node.items():
-                if not isinstance(key, str):
-                    raise JSONRefused("Object keys must be strings")
-                check_text(key)
-                stack.append((child, depth + 1))
-        elif isinstance(node, list | tuple):
-            stack.extend((child, depth + 1) for child in node)
-        else:
-            raise JSONRefused(f"{type(node).__name__} is not a JSON value")
+        node, depth, link = stack.pop()
+        try:
+            if depth > max_depth:
+                raise JSONRefused(f"JSON nested deeper than {max_depth} levels")
+            stack.extend(_children(node, depth, link))
+        except JSONRefused as exc:
+            where = _pointer(link)
+            raise JSONRefused(f"{exc} (at {where})" if where else str(exc)) from None
+
+
+def _children(node: Any, depth: int, link: Any) -> list[tuple[Any, int, Any]]:
+    """Check one node; return its children to check next."""
+    if isinstance(node, str):
+        check_text(node)
+    elif isinstance(node, bool) or node is None:
+        pass
+    elif isinstance(node, int):
+        if abs(node) > MAX_SAFE_INTEGER:
+            raise JSONRefused("Integers must lie within ±(2**53 - 1); send larger ones as strings")
+    elif isinstance(node, float):
+        _check_float(node)
+    elif isinstance(node, dict):
+        for key in node:
+            if not isinstance(key, str):
+                raise JSONRefused("Object keys must be strings")
+            check_text(key)
+        return [(child, depth + 1, (link, key)) for key, child in node.items()]
+    elif isinstance(node, list | tuple):
+        return [(child, depth + 1, (link, index)) for index, child in enumerate(node)]
+    else:
+        raise JSONRefused(f"{type(node).__name__} is not a JSON value")
+    return []
+
+
+def _pointer(link: Any) -> str:
+    """Render a (parent's link, key) chain as a JSON Pointer (RFC 6901)."""
+    keys = []
+    while link is not None:
+        link, key = link
+        text = str(key)
+        if not text.isprintable():  # (a NUL or a lone surrogate must not reach a terminal or a response)
+            text = text.encode("unicode_escape", "backslashreplace").decode("ascii")
+        keys.append(text.replace("~", "~0").replace("/", "~1"))
+    pointer = "".join(f"/{key}" for key in reversed(keys))
+    return pointer if len(pointer) <= 200 else pointer[:199] + "…"
 
 
 def check_text(text: str) -> None:
@@ -94,3 +121,17 @@ def _check_float(number: float) -> None:
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
+
+
+def checked_lines(lines: Iterable[str], *, max_depth: int) -> Iterator[str]:
+    """Yield each line of JSON Lines once it is strict JSON; raise :class:`JSONRefused` naming the line.
+
+    Blank lines pass as they are; the reader decides what they mean.
+    """
+    for number, line in enumerate(lines, 1):
+        if line.strip():
+            try:
+                loads(line, max_depth=max_depth)
+            except JSONRefused as exc:
+                raise JSONRefused(f"line {number}: {exc}") from None
+        yield line

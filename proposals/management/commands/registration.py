@@ -10,12 +10,11 @@ may publish (not the asker) must approve; the executor applies it.
 """
 
 import json
-import sys
-from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from core.commands import read_json_file
 from core.errors import DomainError
 from proposals.services import request_publication, validate_candidate
 from registrations.models import Registration
@@ -100,8 +99,4 @@ class Command(BaseCommand):
         return user
 
     def _read(self, path: str) -> dict:
-        try:
-            text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-            return json.loads(text)
-        except (OSError, ValueError) as error:
-            raise CommandError(f"cannot read the document: {error}") from None
+        return read_json_file(path, what="the document")
