@@ -14,10 +14,7 @@ from typing import Any
 from django.core.management.base import CommandError
 
 from core import strict_json
-
-# Deeper than any body the API accepts (CUSTODIAN_MAX_JSON_DEPTH) wrapped in an export line or a
-# registration's schemas, far below what the checks' own recursion could take.
-FILE_MAX_DEPTH = 64
+from core.strict_json import FILE_MAX_DEPTH
 
 
 def read_json_file(path: str, *, what: str) -> Any:
@@ -30,6 +27,17 @@ def read_json_file(path: str, *, what: str) -> Any:
         return strict_json.loads(text, max_depth=FILE_MAX_DEPTH)
     except strict_json.JSONRefused as exc:
         raise CommandError(f"cannot read {what}: {exc}") from None
+
+
+def check_text_options(**options: str | None) -> None:
+    """Refuse a name given on the command line that is not Unicode (a stray byte, decoded as a surrogate)."""
+    for name, value in options.items():
+        if value is None:
+            continue
+        try:
+            strict_json.check_text(value)
+        except strict_json.JSONRefused as exc:
+            raise CommandError(f"--{name.replace('_', '-')}: {exc}") from None
 
 
 def json_lines(lines: Iterable[str]) -> Iterator[str]:

@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError
 from django.forms.fields import InvalidJSONInput
 
 from core import strict_json
-from core.commands import FILE_MAX_DEPTH
+from core.strict_json import FILE_MAX_DEPTH
 
 
 class StrictJSONField(forms.JSONField):

@@ -26,6 +26,9 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 MAX_SAFE_INTEGER = 2**53 - 1
+# Operator files (a registration document, an export, checkpoints): deeper than any body the API
+# accepts wrapped in an export line or a registration's schemas, far below what Python's recursion takes.
+FILE_MAX_DEPTH = 64
 _FLOAT_LIMIT = float(2**53)
 
 
