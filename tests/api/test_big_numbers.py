@@ -160,3 +160,16 @@ def test_verify_receipts_names_evidence_it_cannot_hash_in_one_line(agent, capsys
     with pytest.raises(CommandError, match=f"evidence {revision.source_id}@1 content cannot be hashed"):
         call_command("verify_receipts", "--tenant", agent.tenant.name)
     assert f"BROKEN {agent.tenant.name}: evidence {revision.source_id}@1" in capsys.readouterr().err
+
+
+def test_a_proposal_stored_with_1e16_before_the_parser_refused_it_is_applied_and_verifies(agent):
+    """Its fields read back from jsonb as an integer; the executor hashes it as the double it was."""
+    from tests.factories import submit
+
+    memory = user_preference()
+    memory["content"]["preference_value"] = 1e16
+    proposal = submit(agent.agent, create_payload(memory, [make_evidence(agent.agent)]))
+    assert proposal.status == Proposal.Status.RELEASED
+    assert apply_released(proposal).outcome == "applied"
+    assert Memory.objects.get().content["preference_value"] == 1e16
+    assert verify_tenant(agent.tenant.pk).ok
