@@ -51,42 +51,82 @@ def loads(text: str | bytes, *, max_depth: int) -> Any:
 def check(value: Any, *, max_depth: int) -> None:
     """Raise :class:`JSONRefused` unless ``value`` is a JSON value Custodian can keep exactly.
 
-    The message names where (a JSON Pointer), so an operator can find it in a file.
+    The message names where (a JSON Pointer), so an operator can find it in a file. This walk
+    keeps no path (it runs on every request body); a refusal walks again to find where.
     """
-    stack: list[tuple[Any, int, Any]] = [(value, 1, None)]  # (node, depth, (parent's link, key))
+    try:
+        _walk(value, max_depth)
+    except JSONRefused as exc:
+        where = _where(value, max_depth)
+        raise JSONRefused(f"{exc} (at {where})" if where else str(exc)) from None
+
+
+def _walk(value: Any, max_depth: int) -> None:
+    stack = [(value, 1)]
     while stack:
-        node, depth, link = stack.pop()
-        try:
-            if depth > max_depth:
-                raise JSONRefused(f"JSON nested deeper than {max_depth} levels")
-            stack.extend(_children(node, depth, link))
-        except JSONRefused as exc:
-            where = _pointer(link)
-            raise JSONRefused(f"{exc} (at {where})" if where else str(exc)) from None
+        node, depth = stack.pop()
+        if depth > max_depth:
+            raise JSONRefused(f"JSON nested deeper than {max_depth} levels")
+        if isinstance(node, str):
+            check_text(node)
+        elif isinstance(node, bool):
+            continue
+        elif isinstance(node, int):
+            if abs(node) > MAX_SAFE_INTEGER:
+                _check_scalar(node)
+        elif isinstance(node, float):
+            _check_float(node)
+        elif isinstance(node, dict):
+            for key, child in node.items():
+                if type(key) is not str:
+                    _refuse_key()
+                check_text(key)
+                stack.append((child, depth + 1))
+        elif isinstance(node, list):
+            stack.extend((child, depth + 1) for child in node)
+        elif node is not None:
+            _check_scalar(node)
 
 
-def _children(node: Any, depth: int, link: Any) -> list[tuple[Any, int, Any]]:
-    """Check one node; return its children to check next."""
+def _check_scalar(node: Any) -> None:
     if isinstance(node, str):
         check_text(node)
     elif isinstance(node, bool) or node is None:
-        pass
+        return
     elif isinstance(node, int):
         if abs(node) > MAX_SAFE_INTEGER:
             raise JSONRefused("Integers must lie within ±(2**53 - 1); send larger ones as strings")
     elif isinstance(node, float):
         _check_float(node)
-    elif isinstance(node, dict):
-        for key in node:
-            if not isinstance(key, str):
-                raise JSONRefused("Object keys must be strings")
-            check_text(key)
-        return [(child, depth + 1, (link, key)) for key, child in node.items()]
-    elif isinstance(node, list | tuple):
-        return [(child, depth + 1, (link, index)) for index, child in enumerate(node)]
     else:
         raise JSONRefused(f"{type(node).__name__} is not a JSON value")
-    return []
+
+
+def _refuse_key() -> None:
+    raise JSONRefused("Object keys must be strings")
+
+
+def _where(value: Any, max_depth: int) -> str:
+    """Return the JSON Pointer of the first node :func:`check` refuses (the same walk, keeping the path)."""
+    stack: list[tuple[Any, int, Any]] = [(value, 1, None)]  # (node, depth, (parent's link, key))
+    while stack:
+        node, depth, link = stack.pop()
+        try:
+            if depth > max_depth:
+                return _pointer(link)
+            if isinstance(node, dict):
+                for key in node:
+                    if type(key) is not str:
+                        _refuse_key()
+                    check_text(key)
+                stack.extend((child, depth + 1, (link, key)) for key, child in node.items())
+            elif isinstance(node, list):
+                stack.extend((child, depth + 1, (link, index)) for index, child in enumerate(node))
+            else:
+                _check_scalar(node)
+        except JSONRefused:
+            return _pointer(link)
+    return ""
 
 
 def _pointer(link: Any) -> str:
