@@ -92,3 +92,25 @@ def test_a_delegation_command_refuses_a_name_that_is_not_unicode(agent, command,
         call_command(command, **arguments)
     assert "not valid Unicode" in _one_line(refused.value)
     assert Delegation.objects.count() == before
+
+
+NAME = "quant-desk\udcff"  # a stray Latin-1 byte in argv, as Python decodes it (surrogateescape)
+NAMED_COMMANDS = {
+    "create_tenant": ([NAME], {}),
+    "create_agent_token": ([], {"tenant": NAME, "agent": "research-agent"}),
+    "revoke_agent_token": ([], {"tenant": NAME, "agent": "research-agent"}),
+    "create_user_token": ([], {"user": NAME}),
+    "grant_reviewer": ([], {"tenant": NAME, "user": "pm"}),
+    "export_tenant": ([], {"tenant": NAME}),
+    "registration": (["show"], {"tenant": NAME}),
+}
+
+
+@pytest.mark.parametrize(("command", "call"), NAMED_COMMANDS.items(), ids=NAMED_COMMANDS.keys())
+def test_an_operator_command_refuses_a_name_that_is_not_unicode(agent, command, call):
+    args, options = call
+    tenants = Tenant.objects.count()
+    with pytest.raises(CommandError) as refused:
+        call_command(command, *args, **options)
+    assert "not valid Unicode" in _one_line(refused.value)
+    assert Tenant.objects.count() == tenants

@@ -14,7 +14,7 @@ import json
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from core.commands import read_json_file
+from core.commands import check_text_options, read_json_file
 from core.errors import DomainError
 from proposals.services import request_publication, validate_candidate
 from registrations.models import Registration
@@ -36,6 +36,9 @@ class Command(BaseCommand):
         parser.add_argument("--reason", default="")
 
     def handle(self, *args, verb, tenant, **options):
+        check_text_options(
+            tenant=tenant, candidate=options["candidate"], by=options["by"], reason=options["reason"]
+        )
         try:
             tenant_row = get_tenant(name=tenant)
             handler = getattr(self, f"_{verb.replace('-', '_')}")
