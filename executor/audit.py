@@ -155,11 +155,21 @@ def evidence_problems(tenant_id: Any, *, limit: int = 20) -> list[str]:
     for source_id, revision, content, content_hash in revisions.values_list(
         "source_id", "revision", "content", "content_hash"
     ).iterator(chunk_size=1000):
-        if digest(content) != content_hash:
-            problems.append(f"evidence {source_id}@{revision} content does not match its hash")
+        problem = _evidence_problem(content, content_hash)
+        if problem:
+            problems.append(f"evidence {source_id}@{revision} {problem}")
             if len(problems) >= limit:
                 break
     return problems
+
+
+def _evidence_problem(content: Any, content_hash: str) -> str:
+    try:
+        if digest(content) != content_hash:
+            return "content does not match its hash"
+    except ValueError as exc:  # stored by an older version that let an unhashable number through
+        return f"content cannot be hashed ({exc})"
+    return ""
 
 
 def _problems_of(memory_id: str, receipts: list, history: list, links: list, memory: list) -> list[str]:

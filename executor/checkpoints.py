@@ -8,7 +8,6 @@ then proves the chain still *extends* that head.
 """
 
 import base64
-import json
 from dataclasses import dataclass
 
 from cryptography.exceptions import InvalidSignature
@@ -17,6 +16,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from django.conf import settings
 from django.utils import timezone
 
+from core import strict_json
 from core.canonical import canonical_json
 from core.errors import DomainError
 from executor.models import Receipt, ReceiptChain
@@ -138,7 +138,11 @@ def read_checkpoints(path) -> list[dict]:
     """Return the signed checkpoints in a file; raise :class:`CheckpointFileInvalid` for anything else."""
     try:
         with open(path, encoding="utf-8") as lines:
-            checkpoints = [json.loads(line) for line in lines if line.strip()]
+            checkpoints = [
+                strict_json.loads(line, max_depth=strict_json.FILE_MAX_DEPTH)
+                for line in lines
+                if line.strip()
+            ]
     except OSError as exc:
         raise CheckpointFileInvalid(f"Cannot read checkpoint file {path}: {exc.strerror}") from None
     except ValueError:  # not JSON, or not UTF-8

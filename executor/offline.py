@@ -24,12 +24,12 @@ be recomputed, so only full bodies chain a selected receipt to the signed head.
 import argparse
 import base64
 import hashlib
-import json
 import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from core import strict_json
 from core.canonical import canonical_json, digest
 
 FORMAT = "custodian.receipt-export/1"
@@ -279,9 +279,9 @@ class _Segment:
 
 def _parse(text: str, number: int) -> dict:
     try:
-        item = json.loads(text)
-    except ValueError:
-        raise ExportBroken(number, "not JSON") from None
+        item = strict_json.loads(text, max_depth=strict_json.FILE_MAX_DEPTH)
+    except strict_json.JSONRefused as exc:
+        raise ExportBroken(number, f"not strict JSON: {exc}") from None
     if not isinstance(item, dict):
         raise ExportBroken(number, "not a JSON object")
     return item

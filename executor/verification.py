@@ -7,6 +7,7 @@ evidence check) run in forked processes. Inside a transaction (tests, an
 import) or for a small tenant everything runs here, in order.
 """
 
+import logging
 import multiprocessing
 import os
 import uuid
@@ -24,6 +25,7 @@ from executor.chain import head_problem, verify_chain_range
 from executor.graph import graph_problems
 from executor.models import ChainVerification, ReceiptChain
 
+logger = logging.getLogger(__name__)
 PARALLEL_FROM_RECEIPTS = 20_000
 Job = tuple[Callable, tuple, dict]  # (function, args, kwargs), run here or in a worker process
 
@@ -45,7 +47,19 @@ def verify_tenant(
 
     With ``verification_id``, each chain range adds what it verified to that
     ChainVerification row as it goes, so the chain panel can show progress.
+
+    A verification that cannot finish (a row it cannot read or hash, a lost
+    connection) is a failed one, with the reason as its problem: it never
+    raises, so a "verify now" is always recorded and never stays running.
     """
+    try:
+        return _verify_tenant(tenant_id, processes, verification_id)
+    except Exception as exc:
+        logger.exception("verification of tenant %s could not finish", tenant_id)
+        return Verification(0, [f"verification could not finish: {type(exc).__name__}: {exc}"[:2000]])
+
+
+def _verify_tenant(tenant_id: Any, processes: int | None, verification_id: Any) -> Verification:
     problem = head_problem(tenant_id)
     if problem:
         return Verification(0, [problem])

@@ -8,6 +8,7 @@ nothing is published from the admin: publishing is a proposal.
 from django import forms
 from django.contrib import admin
 
+from core.forms import StrictJSONField
 from registrations.document import check_document
 from registrations.errors import InvalidRegistration
 from registrations.models import Registration
@@ -19,6 +20,7 @@ class DraftForm(forms.ModelForm):
     class Meta:
         model = Registration
         fields = ["document"]
+        field_classes = {"document": StrictJSONField}
 
     def clean_document(self):
         document = self.cleaned_data["document"]

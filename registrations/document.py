@@ -18,11 +18,14 @@ is today's content serializers written as JSON Schema.
 """
 
 import copy
+import re
+import re._parser as regex_parser  # the stdlib's own parse tree: what ``re`` will run
 from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from core import strict_json
 from core.canonical import digest
 from registrations.errors import InvalidRegistration
 
@@ -56,6 +59,9 @@ OBSERVE_KEY_FIELDS = {
     "semantic_fact": ("fact_key", "fact_value"),
 }
 MAX_OBSERVE_KEYS = 200
+# A document's JSON (schemas nest) may be this deep; its patterns this long.
+MAX_DEPTH = 64
+MAX_PATTERN_LENGTH = 1000
 # Keywords a registered schema may use; $ref, composition and conditionals are left out so
 # the additive rule can be judged keyword by keyword (see registrations.evolution).
 SCHEMA_KEYWORDS = frozenset(
@@ -228,6 +234,11 @@ def check_document(document: Any) -> dict:
 
 
 def _document_problems(document: Any):
+    try:
+        strict_json.check(document, max_depth=MAX_DEPTH)
+    except strict_json.JSONRefused as refused:
+        yield _problem("", str(refused))
+        return
     if not isinstance(document, dict) or set(document) != {"format", "types"}:
         yield _problem("", "a registration is an object with exactly 'format' and 'types'")
         return
@@ -359,10 +370,63 @@ def _schema_problems(path: str, schema: Any, *, root: bool = False):
             yield _problem(f"{path}/properties/statement", "every type requires a string 'statement'")
     if schema.get("type") == "object" and schema.get("additionalProperties") is not False:
         yield _problem(path, "nested objects are closed too (additionalProperties false)")
+    if isinstance(schema.get("pattern"), str):
+        yield from _pattern_problems(f"{path}/pattern", schema["pattern"])
     for name, child in (schema.get("properties") or {}).items():
         yield from _schema_problems(f"{path}/properties/{name}", child)
     if isinstance(schema.get("items"), dict):
         yield from _schema_problems(f"{path}/items", schema["items"])
+
+
+def _pattern_problems(path: str, pattern: str):
+    """A pattern runs on every validation once published: it must compile and run in linear time.
+
+    Python's ``re`` backtracks, so a quantified group that can match the same
+    text in more than one way (``^(a+)+$``, ``(ab|a)*``) takes exponential time
+    on a near miss. Refused: a variable quantifier or a multi-character
+    alternation inside a group repeated more than once, and back-references.
+    (Alternations of single characters, ``(a|b)+``, are a character class to ``re``.)
+    """
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        yield _problem(path, f"a pattern is at most {MAX_PATTERN_LENGTH} characters")
+        return
+    try:
+        re.compile(pattern)
+        tree = regex_parser.parse(pattern)
+    except (re.error, RecursionError, OverflowError) as error:
+        yield _problem(path, f"not a valid regular expression: {error}")
+        return
+    unsafe = _backtracking(list(tree), repeated=False)
+    if unsafe:
+        yield _problem(path, f"{unsafe} can backtrack without bound; write it without")
+
+
+_REPEATS = {regex_parser.MAX_REPEAT, regex_parser.MIN_REPEAT, regex_parser.POSSESSIVE_REPEAT}
+_GROUPS = {regex_parser.SUBPATTERN, regex_parser.ATOMIC_GROUP, regex_parser.ASSERT, regex_parser.ASSERT_NOT}
+_REFERENCES = {regex_parser.GROUPREF, regex_parser.GROUPREF_EXISTS}
+
+
+def _backtracking(items: list, *, repeated: bool) -> str:
+    """Name the first construct in a parsed pattern that makes matching super-linear, or return ""."""
+    for op, argument in items:
+        if op in _REPEATS:
+            low, high, body = argument
+            if repeated and low != high:
+                return "a quantifier inside a repeated group"
+            found = _backtracking(list(body), repeated=repeated or high > 1)
+        elif op is regex_parser.BRANCH:
+            if repeated:
+                return "an alternation inside a repeated group"
+            found = next((f for alt in argument[1] if (f := _backtracking(list(alt), repeated=False))), "")
+        elif op in _GROUPS:
+            found = _backtracking(list(argument[-1]), repeated=repeated)
+        elif op in _REFERENCES:
+            return "a back-reference"
+        else:
+            continue
+        if found:
+            return found
+    return ""
 
 
 def _number(value: Any) -> bool:

@@ -5,6 +5,7 @@ from django.db import connection
 from django.urls import reverse
 
 from executor.models import ChainVerification
+from tests.api.test_big_numbers import unhashable_evidence
 from tests.workers import celery_worker, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -42,3 +43,27 @@ def test_verify_now_completes_with_a_worker_on_the_embedded_default(
     if connection.vendor != "sqlite":
         pytest.skip("the embedded default is SQLite and the filesystem broker")
     _check(auditor_client, agent, applied_memory_factory, tmp_path)
+
+
+def _check_unhashable(auditor_client, agent, applied_memory_factory, tmp_path):
+    applied_memory_factory(agent)
+    revision = unhashable_evidence(agent)
+    html = _press_and_watch(auditor_client, agent.tenant.pk, tmp_path)
+    assert "BROKEN ✗" in html and f"evidence {revision.source_id}@1 content cannot be hashed" in html
+    verification = ChainVerification.objects.get(tenant=agent.tenant)
+    assert verification.status == ChainVerification.Status.BROKEN and verification.finished_at is not None
+
+
+@pytest.mark.services
+def test_verify_now_records_a_failure_it_cannot_hash_on_postgresql_and_redis(
+    auditor_client, agent, applied_memory_factory, tmp_path
+):
+    _check_unhashable(auditor_client, agent, applied_memory_factory, tmp_path)
+
+
+def test_verify_now_records_a_failure_it_cannot_hash_on_the_embedded_default(
+    auditor_client, agent, applied_memory_factory, tmp_path
+):
+    if connection.vendor != "sqlite":
+        pytest.skip("the embedded default is SQLite and the filesystem broker")
+    _check_unhashable(auditor_client, agent, applied_memory_factory, tmp_path)

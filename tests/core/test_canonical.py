@@ -22,9 +22,20 @@ json_values = st.recursive(
 )
 
 
+def _exact_doubles(value):
+    """Integers beyond 2**53 that a double holds exactly, as that double (RFC 8785 numbers are doubles)."""
+    if isinstance(value, dict):
+        return {key: _exact_doubles(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_exact_doubles(item) for item in value]
+    if type(value) is int and abs(value) > 2**53 - 1 and int(float(value)) == value:
+        return float(value)
+    return value
+
+
 def _reference(value):
     try:
-        return rfc8785.dumps(value)
+        return rfc8785.dumps(_exact_doubles(value))
     except Exception as exc:
         return type(exc)
 
@@ -56,3 +67,18 @@ def test_canonical_json_equals_the_reference_encoder(value):
 )
 def test_edge_cases_match_the_reference_encoder(value):
     assert _ours(value) == _reference(value)
+
+
+@pytest.mark.parametrize("number", [2**53, 10**16, -(10**16), 2**60, 2**1000])
+def test_an_integer_a_double_holds_exactly_hashes_as_that_double(number):
+    assert (
+        canonical_json({"x": number})
+        == canonical_json({"x": float(number)})
+        == rfc8785.dumps({"x": float(number)})
+    )
+
+
+@pytest.mark.parametrize("number", [2**53 + 1, -(2**53 + 1), 10**16 + 1, 10**400])
+def test_an_integer_no_double_holds_is_refused(number):
+    with pytest.raises(rfc8785.IntegerDomainError):
+        canonical_json({"x": number})

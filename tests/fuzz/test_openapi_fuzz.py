@@ -5,6 +5,10 @@ operation in it twice:
 
 - with a valid agent token: the coverage phase's boundary and schema-violating cases, then
   ``CUSTODIAN_FUZZ_EXAMPLES`` (default 15) generated cases, positive and negative;
+- with a valid agent token and a hostile body: every generated POST body with one member (or
+  the body) replaced by raw JSON text json.dumps never writes (10,000-deep nesting, NUL, a lone
+  surrogate, 10**400, 2**63, 1e16, bare 1e400 / NaN / Infinity, a 300 kB string); it must be
+  refused with a 4xx problem;
 - without credentials: the generated cases only (the server refuses before it reads a body or a
   query, so the coverage phase's ~2,300 body and query variants would all be the same 401).
 
@@ -125,6 +129,48 @@ def flatmap_path_parameters(context, path_parameters):
 
 agent_schema.hook(flatmap_path_parameters)
 anonymous_schema.hook(flatmap_path_parameters)
+
+# --- Hostile bodies -----------------------------------------------------------------------------
+
+# Raw JSON text spliced in where a generated value was: bare tokens json.dumps would never write.
+HOSTILE_LITERALS = {
+    "deep nesting": "[" * 10_000 + "]" * 10_000,
+    "NUL": '"a\\u0000b"',
+    "lone surrogate": '"\\ud800"',
+    "10**400": "1" + "0" * 400,
+    "2**63": str(2**63),
+    "1e16": "1e16",
+    "1e400": "1e400",
+    "NaN": "NaN",
+    "Infinity": "Infinity",
+    "-Infinity": "-Infinity",
+    "over-long string": '"' + "x" * 300_000 + '"',
+}
+_SPLICE = "__custodian_hostile__"
+
+
+def _spliced(body, key: str, literal: str) -> bytes:
+    """The generated body as JSON text with ``literal`` in place of one member (or the whole body)."""
+    if isinstance(body, dict) and body:
+        body = {**body, key if key in body else next(iter(body)): _SPLICE}
+    elif isinstance(body, list) and body:
+        body = [_SPLICE, *body[1:]]
+    else:
+        body = {"hostile": _SPLICE}
+    return json.dumps(body).replace(f'"{_SPLICE}"', literal, 1).encode()
+
+
+def flatmap_body(context, body):
+    """Every generated body carries one hostile value, at one of its members."""
+    keys = list(body) if isinstance(body, dict) and body else ["hostile"]
+    return st.builds(
+        _spliced, st.just(body), st.sampled_from(keys), st.sampled_from(list(HOSTILE_LITERALS.values()))
+    )
+
+
+hostile_schema = schemathesis.openapi.from_wsgi(SCHEMA_URL, application, config=_config(coverage=False))
+hostile_schema.hook(flatmap_path_parameters)
+hostile_schema.hook(flatmap_body)
 
 
 def _aim_at_existing_objects(case) -> None:
@@ -269,6 +315,23 @@ def test_with_an_agent_token(case, agent, known_ids, caplog):
 @FUZZ_SETTINGS
 def test_without_credentials(case, known_ids, caplog):
     _call_and_validate(case, caplog, {}, refused_without_credentials)
+
+
+def refused_as_a_client_error(ctx, response, case):
+    """A hostile body is never accepted: 4xx (the parser's refusal, or one that came before reading it).
+
+    Only spliced bodies (bytes) are hostile; the schema's own examples are sent as they are.
+    """
+    if isinstance(case.body, bytes):
+        assert 400 <= response.status_code < 500, f"a hostile body answered {response.status_code}"
+    return None
+
+
+@hostile_schema.include(method="POST").parametrize()
+@FUZZ_SETTINGS
+def test_with_hostile_bodies(case, agent, known_ids, caplog):
+    headers = {"Authorization": f"Bearer {agent.token}", "Content-Type": "application/json"}
+    _call_and_validate(case, caplog, headers, refused_as_a_client_error)
 
 
 # --- Found while fuzzing -------------------------------------------------------------------------

@@ -19,8 +19,11 @@ class Command(BaseCommand):
             checkpoints = sign_checkpoints()
         except DomainError as exc:
             raise CommandError(exc.detail) from None
-        with open(output, "a", encoding="utf-8") as out:
-            for checkpoint in checkpoints:
-                out.write(json.dumps(checkpoint) + "\n")
+        try:
+            with open(output, "a", encoding="utf-8") as out:
+                for checkpoint in checkpoints:
+                    out.write(json.dumps(checkpoint) + "\n")
+        except OSError as exc:
+            raise CommandError(f"cannot write {output}: {exc.strerror}") from None
         record_checkpoints(checkpoints)
         self.stdout.write(f"Signed {len(checkpoints)} chain head(s) into {output}")

@@ -2,6 +2,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.commands import check_text_options
 from executor.transfer import export_tenant
 from tenancy.models import Tenant
 
@@ -16,6 +17,7 @@ class Command(BaseCommand):
         parser.add_argument("--output", help="File to write (default: standard output)")
 
     def handle(self, *args, tenant, output=None, **options):
+        check_text_options(tenant=tenant)
         row = Tenant.objects.filter(name=tenant).first()
         if row is None:
             raise CommandError(f"No tenant named {tenant!r}")

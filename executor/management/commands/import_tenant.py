@@ -1,5 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
+from django.core.serializers.base import DeserializationError
+from django.db import DatabaseError
 
+from core.commands import json_lines
 from core.errors import DomainError
 from executor.transfer import import_tenant
 
@@ -16,7 +19,19 @@ class Command(BaseCommand):
 
         try:
             with open(input, encoding="utf-8") as lines:
-                tenant = import_tenant(lines, progress)
+                tenant = import_tenant(json_lines(lines), progress)
         except (OSError, ValueError, DomainError) as exc:
             raise CommandError(f"Import refused: {getattr(exc, 'detail', exc)}") from None
+        except (
+            StopIteration,
+            AttributeError,
+            KeyError,
+            TypeError,
+            DeserializationError,
+            DatabaseError,
+        ) as exc:
+            # Strict JSON, but not the shape of an export (or rows the database refuses): nothing was kept.
+            raise CommandError(
+                f"Import refused: not a Custodian tenant export ({type(exc).__name__}: {exc})"
+            ) from None
         self.stdout.write(f"Imported tenant {tenant.name}; receipt chain verified")

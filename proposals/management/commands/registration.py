@@ -10,12 +10,11 @@ may publish (not the asker) must approve; the executor applies it.
 """
 
 import json
-import sys
-from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from core.commands import check_text_options, read_json_file
 from core.errors import DomainError
 from proposals.services import request_publication, validate_candidate
 from registrations.models import Registration
@@ -37,6 +36,9 @@ class Command(BaseCommand):
         parser.add_argument("--reason", default="")
 
     def handle(self, *args, verb, tenant, **options):
+        check_text_options(
+            tenant=tenant, candidate=options["candidate"], by=options["by"], reason=options["reason"]
+        )
         try:
             tenant_row = get_tenant(name=tenant)
             handler = getattr(self, f"_{verb.replace('-', '_')}")
@@ -100,8 +102,4 @@ class Command(BaseCommand):
         return user
 
     def _read(self, path: str) -> dict:
-        try:
-            text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-            return json.loads(text)
-        except (OSError, ValueError) as error:
-            raise CommandError(f"cannot read the document: {error}") from None
+        return read_json_file(path, what="the document")

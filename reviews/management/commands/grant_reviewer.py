@@ -2,6 +2,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from guardian.shortcuts import assign_perm
 
+from core.commands import check_text_options
 from reviews.selectors import AUDIT, DECIDE
 from tenancy.models import Tenant
 
@@ -15,6 +16,7 @@ class Command(BaseCommand):
         parser.add_argument("--auditor", action="store_true", help="View only, never decide")
 
     def handle(self, *args, tenant, user, auditor, **options):
+        check_text_options(tenant=tenant, user=user)
         tenant_row = Tenant.objects.filter(name=tenant).first()
         if tenant_row is None:
             raise CommandError(f"No tenant named {tenant!r}")

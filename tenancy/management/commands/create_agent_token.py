@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from core.commands import check_text_options
 from core.errors import DomainError
 from tenancy.services import get_tenant, issue_agent_token
 
@@ -13,6 +14,7 @@ class Command(BaseCommand):
         parser.add_argument("--agent", required=True)
 
     def handle(self, *args, expires_days=None, tenant, agent, **options):
+        check_text_options(tenant=tenant, agent=agent)
         try:
             token, raw_key = issue_agent_token(
                 tenant=get_tenant(name=tenant), agent_name=agent, expires_in_days=expires_days

@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from core.commands import check_text_options
 from core.errors import DomainError
 from tenancy.services import create_tenant
 
@@ -11,6 +12,7 @@ class Command(BaseCommand):
         parser.add_argument("name")
 
     def handle(self, *args, name, **options):
+        check_text_options(name=name)
         try:
             tenant = create_tenant(name=name)
         except DomainError as exc:

@@ -1,6 +1,7 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from core.commands import check_text_options
 from tenancy.services import issue_user_token
 
 
@@ -12,6 +13,7 @@ class Command(BaseCommand):
         parser.add_argument("--user", required=True)
 
     def handle(self, *args, expires_days=None, user, **options):
+        check_text_options(user=user)
         person = get_user_model().objects.filter(username=user, is_active=True).first()
         if person is None:
             raise CommandError(f"No active user named {user!r}")

@@ -4,6 +4,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
+from core.commands import check_text_options
 from core.errors import DomainError
 from tenancy.services import get_agent, get_tenant, grant_delegation
 
@@ -26,6 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--reason", default="")
 
     def handle(self, *args, tenant, agent, subject, expires_days, reason, **options):
+        check_text_options(tenant=tenant, agent=agent, subject=subject, reason=reason)
         try:
             delegation = grant_delegation(
                 agent=get_agent(tenant=get_tenant(name=tenant), name=agent),

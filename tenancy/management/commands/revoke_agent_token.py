@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from core.commands import check_text_options
 from core.errors import DomainError
 from tenancy.services import get_tenant, revoke_agent_tokens
 
@@ -13,6 +14,7 @@ class Command(BaseCommand):
         parser.add_argument("--hint", default="", help="First characters of the token")
 
     def handle(self, *args, tenant, agent, hint, **options):
+        check_text_options(tenant=tenant, agent=agent, hint=hint)
         try:
             count = revoke_agent_tokens(tenant=get_tenant(name=tenant), agent_name=agent, hint=hint)
         except DomainError as exc:

@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from core.commands import check_text_options
 from core.errors import DomainError
 from tenancy.management.commands.grant_delegation import parse_subject
 from tenancy.services import get_agent, get_tenant, revoke_delegations
@@ -14,6 +15,7 @@ class Command(BaseCommand):
         parser.add_argument("--subject", required=True, help="kind:id, e.g. user:alice")
 
     def handle(self, *args, tenant, agent, subject, **options):
+        check_text_options(tenant=tenant, agent=agent, subject=subject)
         try:
             count = revoke_delegations(
                 agent=get_agent(tenant=get_tenant(name=tenant), name=agent), subject=parse_subject(subject)
