@@ -261,7 +261,7 @@ def _claims(context: Any) -> dict:
     """
     if not isinstance(context, dict):
         return {}
-    claims = {key: value[:200] for key, value in context.items() if isinstance(value, str)}
+    claims: dict[str, Any] = {key: value[:200] for key, value in context.items() if isinstance(value, str)}
     subject = context.get("acting_for_subject")
     if isinstance(subject, dict) and all(isinstance(subject.get(name), str) for name in ("kind", "id")):
         claims["acting_for_subject"] = {"kind": subject["kind"][:40], "id": subject["id"][:200]}
