@@ -16,11 +16,9 @@ from rest_framework import exceptions
 from rest_framework.views import APIView
 
 from core.api.parsers import PayloadTooLarge, StrictJSONParser
-from core.errors import DomainError, TenantMismatch
+from core.errors import DomainError
 from mgp import protocol, selectors, services, tasks
-from mgp.models import MgpTask
 from mgp.validation import MgpError, validate
-from tenancy.services import ActingForNotGranted, bind_policy_context
 from tenancy.throttling import charge
 
 log = logging.getLogger(__name__)
@@ -174,12 +172,10 @@ class MgpOperationApi(_MgpView):
         validate(body, f"{OPERATIONS[op]}.request.schema.json")
         request_id, payload = body["request_id"], body.get("payload") or {}
         if op in ("tasks/get", "tasks/cancel"):
-            task = MgpTask.objects.filter(tenant_id=agent.tenant_id, pk=_uuid(body["task_id"])).first()
-            if task is None:
-                raise MgpError("MGP_TASK_NOT_FOUND", "No task with this id in your tenant")
+            task, context = tasks.authorised_task(agent, _uuid(body["task_id"]))
             if op == "tasks/cancel":
                 task = services.cancel_task(agent, task, body.get("reason") or "")
-            return 200, {"task": tasks.describe(task)}
+            return 200, {"task": tasks.describe(task, context)}
         context = bind(agent, body["policy_context"], request.headers.get("MGP-Tenant-Id"))
         context["mgp_request_id"] = request_id
         if op == "write":
@@ -207,13 +203,7 @@ class MgpOperationApi(_MgpView):
             return 200, selectors.audit(agent, payload)
         if op in ("export", "sync"):
             if payload.get("execution_mode") == "async":
-                task = MgpTask.objects.create(
-                    tenant_id=agent.tenant_id,
-                    agent=agent,
-                    operation=op,
-                    request_id=request_id,
-                    request={"context": context, "payload": payload},
-                )
+                task = services.start_task(agent, context, op, request_id, {"payload": payload})
                 return 202, {"task": services.task_json(task)}
             data = selectors.export(agent, context, payload, sync=op == "sync")
             services.record_event(
@@ -222,13 +212,7 @@ class MgpOperationApi(_MgpView):
             return 200, data
         if op == "import":
             if payload.get("execution_mode") == "async":
-                task = MgpTask.objects.create(
-                    tenant_id=agent.tenant_id,
-                    agent=agent,
-                    operation=op,
-                    request_id=request_id,
-                    request={"context": context, "payload": payload},
-                )
+                task = services.start_task(agent, context, op, request_id, {"payload": payload})
                 return 202, {"task": services.task_json(task)}
             return 200, tasks.run_import(agent, context, request_id, payload)
         raise MgpError("MGP_UNSUPPORTED_CAPABILITY", f"{op} is not served")
@@ -245,12 +229,7 @@ def bind(agent, context: dict, header_tenant: str | None) -> dict:
         # a mutation is a scope violation.
         code = "MGP_POLICY_DENIED" if context.get("requested_action") in READS else "MGP_SCOPE_VIOLATION"
         raise MgpError(code, "policy_context.tenant_id names another tenant", rule="tenant_mismatch")
-    try:
-        return bind_policy_context(agent, dict(context))
-    except TenantMismatch as error:
-        raise MgpError("MGP_POLICY_DENIED", str(error.detail), rule="actor_mismatch") from None
-    except ActingForNotGranted as error:
-        raise MgpError("MGP_POLICY_DENIED", str(error.detail), rule="acting_for_not_granted") from None
+    return services.authorise(agent, context)
 
 
 def _claims(context: Any) -> dict:

@@ -112,17 +112,35 @@ def finish(
     if proposal.status == Proposal.Status.APPLIED:
         return Outcome(200, resolve_answer(agent, context, answer))
     if proposal.status in OPEN:
-        task = MgpTask.objects.create(
-            tenant_id=agent.tenant_id,
-            agent=agent,
-            operation=operation,
-            request_id=request_id,
-            proposal=proposal,
-            request={"context": context, "answer": answer},
-            message=f"Proposal {proposal.id} is {proposal.status} ({', '.join(proposal.reason_codes)})",
-        )
+        message = f"Proposal {proposal.id} is {proposal.status} ({', '.join(proposal.reason_codes)})"
+        task = start_task(agent, context, operation, request_id, {"answer": answer}, proposal, message)
         return Outcome(202, {"task": task_json(task)})
     raise failure(proposal)
+
+
+def start_task(
+    agent: Agent,
+    context: dict,
+    operation: str,
+    request_id: str,
+    request: dict,
+    proposal: Proposal | None = None,
+    message: str = "",
+) -> MgpTask:
+    """Record an MGP task for ``agent``, acting for the subject its bound context names."""
+    subject = context.get("acting_for_subject") or {}
+    acting_for = subject if subject and subject != {"kind": "agent", "id": agent.name} else {}
+    return MgpTask.objects.create(
+        tenant_id=agent.tenant_id,
+        agent=agent,
+        subject_kind=str(acting_for.get("kind") or "")[:40],
+        subject_id=str(acting_for.get("id") or "")[:200],
+        operation=operation,
+        request_id=request_id,
+        proposal=proposal,
+        request={"context": context, **request},
+        message=message,
+    )
 
 
 def failure(proposal: Proposal) -> MgpError:
@@ -162,9 +180,9 @@ def replayed(agent: Agent, context: dict, request_id: str, body: dict, operation
         return None
     if proposal.request_hash != digest(body):
         raise MgpError("MGP_CONFLICT_UNRESOLVED", "request_id was used for another request")
-    task = MgpTask.objects.filter(tenant_id=agent.tenant_id, proposal=proposal).first()
+    task = MgpTask.objects.filter(tenant_id=agent.tenant_id, agent=agent, proposal=proposal).first()
     if task is not None:
-        result = follow_proposal(task)
+        result = follow_proposal(task, context)
         if task.status == MgpTask.Status.COMPLETED and result and "error" not in result:
             return Outcome(200, result)  # as the first answer would have been, had it waited long enough
         waiting = task.status in (MgpTask.Status.PENDING, MgpTask.Status.RUNNING)
@@ -202,8 +220,11 @@ def task_json(task: MgpTask, result: dict[str, Any] | None = None) -> dict[str, 
     }
 
 
-def follow_proposal(task: MgpTask) -> dict[str, Any] | None:
-    """Move a proposal's task along with its proposal; return the result if it completed."""
+def follow_proposal(task: MgpTask, context: dict) -> dict[str, Any] | None:
+    """Move a proposal's task along with its proposal; return the result if it completed.
+
+    The result is read now, in the view ``context`` (the caller's, bound again) allows.
+    """
     proposal = task.proposal
     if proposal is None:
         return None
@@ -225,7 +246,7 @@ def follow_proposal(task: MgpTask) -> dict[str, Any] | None:
     if task.status != MgpTask.Status.COMPLETED:
         return None
     try:
-        return resolve_answer(task.agent, task.request["context"], task.request["answer"])
+        return resolve_answer(task.agent, context, task.request["answer"])
     except MgpError as error:  # e.g. purged since: the task completed, its memory is gone
         return {"error": {"code": error.code, "message": error.message}}
 
