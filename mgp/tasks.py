@@ -22,7 +22,8 @@ def authorised_task(agent: Agent, task_id: uuid.UUID | None) -> tuple[MgpTask, d
     subject whose grant was revoked since is refused as REST refuses the
     subject (``acting_for_not_granted``), whatever it would have served.
     """
-    task = task_id and MgpTask.objects.filter(tenant_id=agent.tenant_id, agent=agent, pk=task_id).first()
+    mine = MgpTask.objects.filter(tenant_id=agent.tenant_id, agent=agent)
+    task = mine.filter(pk=task_id).first() if task_id is not None else None
     if task is None:
         raise MgpError("MGP_TASK_NOT_FOUND", "No task with this id")
     context = {
