@@ -39,6 +39,7 @@ from memory_core.mutations import (
     update_memory,
     write_vectors,
 )
+from memory_core.signals import memory_purged
 from proposals.gates import failed_gates
 from proposals.models import DreamingRun, OutboxEntry, Proposal, ProposalEvidence
 from proposals.services import escalate_to_review, record_executions, scrub_purged_content
@@ -577,6 +578,8 @@ def _write(
     if proposal.action == Proposal.Action.PURGE:
         removed, successors = purge_memory(memory=memory)
         removed.update(scrub_purged_content(purge=proposal))
+        for _, counts in memory_purged.send(Memory, tenant_id=memory.tenant_id, memory_ids=[memory.pk]):
+            removed.update(counts or {})
         effects: dict[str, Any] = {"purged": removed}
         if successors:  # summaries it was a source of: re-proposed without it, in this transaction
             resummaries = propose_resummaries(purge=proposal, successor_ids=successors)

@@ -13,7 +13,7 @@ from core.errors import DomainError
 from evidence.services import register_evidence
 from mgp import shapes
 from mgp.models import MgpRecord, MgpTask
-from mgp.services.records import OPEN, Outcome, forget, render
+from mgp.services.records import OPEN, Outcome, render
 from mgp.validation import MgpError
 from proposals.models import Proposal
 from proposals.payloads import ProposalPayload
@@ -30,7 +30,8 @@ def register_source(agent: Agent, source: dict, external_id: str, request_id: st
         agent=agent,
         kind=shapes.EVIDENCE_KIND.get(source.get("kind", ""), "document"),
         external_ref=f"mgp:{source.get('kind')}:{source.get('ref')}#{uuid.uuid4().hex}"[:500],
-        content={"mgp_source": source, "memory_id": external_id, "request_id": request_id},
+        # Only the source: the client's memory id and request id are MGP's to keep (and a purge's to remove).
+        content={"mgp_source": source},
     )
     return {
         "evidence_id": revision.source_id,
@@ -168,8 +169,6 @@ def resolve_answer(agent: Agent, context: dict, answer: dict[str, Any]) -> dict[
             record.save(update_fields=["extensions", "source"])
         return render(agent, context, record, answer.get("resolution"))
     if answer["kind"] == "state":
-        if answer["state"] == "purged":
-            forget(agent, answer["memory_id"])
         return {key: value for key, value in answer.items() if key != "kind"}
     raise AssertionError(answer["kind"])
 

@@ -10,7 +10,7 @@ from memory_core.read_policy import ReadRule, active_read_policy
 from memory_core.recall import read_memory, subject_pseudonym
 from memory_core.selectors import MemoryNotFound
 from mgp import shapes
-from mgp.models import MgpEvent, MgpRecord, MgpTask
+from mgp.models import MgpEvent, MgpRecord
 from mgp.validation import MgpError
 from proposals.models import Proposal
 from tenancy.models import Agent
@@ -173,14 +173,3 @@ def render(agent: Agent, context: dict, record: MgpRecord, resolution: str | Non
     if resolution:
         data["resolution"] = resolution
     return data
-
-
-def forget(agent: Agent, external_id: str) -> None:
-    """After a purge: drop the id's record and what its tasks kept (contexts name the subject)."""
-    record = MgpRecord.objects.filter(tenant_id=agent.tenant_id, external_id=external_id).first()
-    if record is None:
-        return
-    MgpTask.objects.filter(tenant_id=agent.tenant_id, proposal__target_memory_id=record.memory_id).update(
-        request={"context": {}, "answer": {"kind": "state", "memory_id": external_id, "state": "purged"}}
-    )
-    record.delete()
