@@ -12,7 +12,7 @@ proposal outcomes are written with bulk inserts.
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from django.db import transaction
 from django.db.models import Q
@@ -579,7 +579,7 @@ def _write(
         removed, successors = purge_memory(memory=memory)
         removed.update(scrub_purged_content(purge=proposal))
         for _, counts in memory_purged.send(Memory, tenant_id=memory.tenant_id, memory_ids=[memory.pk]):
-            removed.update(counts or {})
+            removed.update(cast(dict[str, int], counts or {}))
         effects: dict[str, Any] = {"purged": removed}
         if successors:  # summaries it was a source of: re-proposed without it, in this transaction
             resummaries = propose_resummaries(purge=proposal, successor_ids=successors)
