@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 from core.api.parsers import PayloadTooLarge, StrictJSONParser
 from core.errors import DomainError
 from mgp import protocol, selectors, services, tasks
+from mgp.openapi import openapi_document
 from mgp.validation import MgpError, validate
 from tenancy.throttling import charge
 
@@ -87,6 +88,16 @@ class MgpCapabilitiesApi(_MgpView):
 
     def get(self, request):
         return JsonResponse(protocol.capabilities())
+
+
+class MgpOpenApiApi(_MgpView):
+    """GET /mgp/openapi.json: MGP's own OpenAPI document, bundled whole (what clients and fuzzers read)."""
+
+    authentication_classes: list = []
+    permission_classes: list = []
+
+    def get(self, request):
+        return JsonResponse(openapi_document())
 
 
 class MgpOperationApi(_MgpView):
