@@ -66,11 +66,12 @@ def _body(op: str, handle, request_id: str = "req_hostile") -> dict:
         }
     if op in ("tasks/get", "tasks/cancel"):
         return {"request_id": request_id, "task_id": "00000000-0000-4000-8000-000000000000"}
-    return {
+    body = {
         "request_id": request_id,
         "policy_context": context(handle, ACTIONS.get(op, op)),
         "payload": _payload(op, handle),
     }
+    return json.loads(json.dumps(body))  # a copy: the placements below must not touch shared fixtures
 
 
 # Where the hostile value goes: a string the envelope requires, one inside the body, and the subject
