@@ -25,12 +25,16 @@ STATE_OF_VERB = {"expire": "expired", "revoke": "revoked", "delete": "deleted"}
 CONFLICT_REASONS = {"duplicate_of_active_memory", "contradicts_active_memory", "dedupe_conflict"}
 
 
-def register_source(agent: Agent, source: dict, external_id: str, request_id: str) -> dict:
+def register_source(agent: Agent, source: dict) -> dict:
+    """Register MGP's ``source`` as evidence: only the source, never the client's memory or request id.
+
+    Evidence outlives a purge of the memories citing it; the MGP ids are the
+    binding's to keep, and a purge's to remove.
+    """
     revision = register_evidence(
         agent=agent,
         kind=shapes.EVIDENCE_KIND.get(source.get("kind", ""), "document"),
         external_ref=f"mgp:{source.get('kind')}:{source.get('ref')}#{uuid.uuid4().hex}"[:500],
-        # Only the source: the client's memory id and request id are MGP's to keep (and a purge's to remove).
         content={"mgp_source": source},
     )
     return {

@@ -121,7 +121,7 @@ def _create(agent: Agent, context: dict, key: str, body: dict, memory: dict, hin
         fields = shapes.memory_fields(agent.tenant_id, memory, dedupe_key=(hint or {}).get("dedupe_key", ""))
     except (KeyError, ValueError) as error:
         raise MgpError("MGP_INVALID_OBJECT", f"Cannot map the memory: {error}") from None
-    binding = register_source(agent, memory["source"], memory["memory_id"], key)
+    binding = register_source(agent, memory["source"])
     proposal = submit(
         agent,
         key,
@@ -169,7 +169,7 @@ def _update(
     extensions: dict | None = None,
 ) -> Outcome:
     source = source or record.source or {"kind": "system", "ref": "mgp"}
-    binding = register_source(agent, source, record.external_id, key)
+    binding = register_source(agent, source)
     proposal = submit(
         agent,
         key,
