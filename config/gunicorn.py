@@ -8,10 +8,20 @@ reconnect on the loopback, and one thread per worker pinned keep-alive connectio
 With threads each thread holds its own database connection (Django's connections are per
 thread), at most workers x threads of them. Command-line flags (``--workers``, ``--bind``)
 override these.
+
+Every statement a web worker runs is bounded (``CUSTODIAN_STATEMENT_TIMEOUT_MS``, read by
+config/settings.py in the workers): PostgreSQL gives up on a statement well before gunicorn's
+``timeout`` would kill the worker, so a slow query answers a 503 problem (``query_timeout``)
+instead of a killed worker and the proxy's error page, and the worker serves the next request.
+The executor and management commands never load this file and run unbounded.
 """
 
 import os
 
+timeout = int(os.environ.get("CUSTODIAN_WEB_TIMEOUT", 30))  # seconds of silence before a worker is killed
+statement_budget = int(os.environ.setdefault("CUSTODIAN_STATEMENT_TIMEOUT_MS", "5000") or 0)
+if statement_budget and timeout * 1000 <= statement_budget:
+    raise ValueError("CUSTODIAN_STATEMENT_TIMEOUT_MS must stay below gunicorn's timeout")
 workers = int(os.environ.get("CUSTODIAN_WEB_WORKERS", 2))
 threads = int(os.environ.get("CUSTODIAN_WEB_THREADS", 1))
 worker_class = "gthread" if threads > 1 else "sync"

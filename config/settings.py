@@ -92,6 +92,14 @@ if DATABASE_URL:
             DATABASE_URL, conn_max_age=int(os.environ.get("CUSTODIAN_DB_CONN_MAX_AGE", 60))
         )
     }
+    # A budget for every statement of a web process (config/gunicorn.py sets it; the executor,
+    # beat and management commands leave it unset and run unbounded). PostgreSQL cancels a
+    # statement past it, the request answers 503 ``query_timeout`` (core.api.problems), and the
+    # worker is free again long before gunicorn's own timeout would kill it mid-request.
+    _statement_budget = int(os.environ.get("CUSTODIAN_STATEMENT_TIMEOUT_MS") or 0)
+    if _statement_budget:
+        _options = DATABASES["default"].setdefault("OPTIONS", {})
+        _options["options"] = f"-c statement_timeout={_statement_budget}"
 else:
     DATABASES = {
         "default": {

@@ -37,6 +37,7 @@ from memory_core.mutations import (
     purge_memory,
     redirect_entity,
     update_memory,
+    withdraw_superseded_summary,
     write_vectors,
 )
 from memory_core.signals import memory_purged
@@ -44,7 +45,7 @@ from proposals.gates import failed_gates
 from proposals.models import DreamingRun, OutboxEntry, Proposal, ProposalEvidence
 from proposals.services import escalate_to_review, record_executions, scrub_purged_content
 from proposals.services.compaction import compaction_refusal
-from proposals.services.compaction_sweep import propose_resummaries
+from proposals.services.compaction_sweep import RESUMMARY_KEY, propose_resummaries
 from proposals.services.entities import entity_refusal
 from proposals.services.linking import link_refusal
 from registrations.activation import activate
@@ -54,6 +55,7 @@ from registrations.evolution import breaking_changes
 from registrations.models import Registration
 from registrations.selectors import active_registration
 from registrations.services import return_to_draft
+from tenancy.models import Agent
 
 Outcome = Receipt.Outcome
 
@@ -577,7 +579,7 @@ def _write(
     assert memory is not None  # _check_target refused every other action on a missing memory
     if proposal.action == Proposal.Action.PURGE:
         removed, successors = purge_memory(memory=memory)
-        removed.update(scrub_purged_content(purge=proposal))
+        removed.update(scrub_purged_content(purge=proposal, memory=memory, summaries=successors))
         for _, counts in memory_purged.send(Memory, tenant_id=memory.tenant_id, memory_ids=[memory.pk]):
             removed.update(cast(dict[str, int], counts or {}))
         effects: dict[str, Any] = {"purged": removed}
@@ -604,4 +606,16 @@ def _write(
     )
     if proposal.action == Proposal.Action.REVALIDATE:
         return memory, {"unfenced": proposal.fields["reason"]}
+    if _is_resummary(proposal):
+        withdrawn = withdraw_superseded_summary(memory=memory, revision=proposal.base_revision)
+        return memory, {"withdrawn": {"revision": proposal.base_revision, "history_rows": withdrawn}}
     return memory, {}
+
+
+def _is_resummary(proposal: Proposal) -> bool:
+    """True for the system agent's re-summary after a purge (an agent's key alone proves nothing)."""
+    return (
+        proposal.action == Proposal.Action.UPDATE
+        and proposal.idempotency_key.startswith(RESUMMARY_KEY)
+        and Agent.objects.filter(pk=proposal.submitted_by_id, is_system=True).exists()
+    )

@@ -2,9 +2,12 @@
 
 Every governed row is exported in dependency order with Django's ``jsonl``
 serializer (people referenced by decisions or history go by username).
-Tokens and object permissions are not exported: operators issue and grant
-them again. An import runs in one transaction and is refused, leaving
-nothing behind, if the tenant exists or its receipt chain does not verify.
+Every table whose rows refer to an exported row is either exported too
+(``EXPORTED``) or left out for the reason ``NOT_EXPORTED`` gives; a test
+walks the foreign keys so a new table cannot be forgotten. Tokens and object
+permissions are not exported: operators issue and grant them again. An import
+runs in one transaction and is refused, leaving nothing behind, if the tenant
+exists or its receipt chain does not verify.
 """
 
 import json
@@ -12,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import IO, Any
 
+from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.core import serializers
 from django.core.management.color import no_style
@@ -30,8 +34,10 @@ from memory_core.models import (
     MemoryEvidence,
     MemoryLineage,
     MemoryLink,
+    MemoryReads,
+    RecallFeedback,
 )
-from proposals.models import OutboxEntry, Proposal, ProposalEvidence
+from proposals.models import DreamingRun, OutboxEntry, Proposal, ProposalEvidence
 from registrations.models import Registration
 from reviews.models import ReviewDecision
 from tenancy.models import Agent, Delegation, Tenant
@@ -51,6 +57,8 @@ EXPORTED = [
     (MemoryEvidence, "tenant_id"),
     (MemoryLineage, "tenant_id"),
     (MemoryLink, "tenant_id"),
+    (MemoryReads, "tenant_id"),  # the activation the dormancy and compaction sweeps read
+    (DreamingRun, "tenant_id"),  # before the proposals that belong to a run
     (Proposal, "tenant_id"),
     (Proposal.history.model, "tenant_id"),
     (ProposalEvidence, "tenant_id"),
@@ -61,7 +69,21 @@ EXPORTED = [
     (ReceiptChain, "tenant_id"),
     (AccessEvent, "tenant_id"),
     (AccessEventItem, "tenant_id"),
+    (RecallFeedback, "tenant_id"),
+    # MGP sits above the executor: its models by label, not by import.
+    (apps.get_model("mgp", "MgpRecord"), "tenant_id"),  # a client's memory id, or MGP loses the memory
+    (apps.get_model("mgp", "MgpEvent"), "tenant_id"),  # MGP's refusals and bulk reads: part of the audit
 ]
+# Tables whose rows refer to an exported row but are not exported, and why.
+NOT_EXPORTED = {
+    "tenancy.AgentToken": "credentials: operators issue tokens again",
+    "tenancy.DeniedRequest": "a throttle's counters, not history",
+    "memory_core.MemoryVector": "derived from content: manage.py embed_memories rebuilds them",
+    "memory_core.SearchCorpus": "search statistics, rebuilt by triggers as memories are imported",
+    "memory_core.SearchTerm": "search statistics, rebuilt by triggers as memories are imported",
+    "executor.ChainVerification": "a past run of verify now; the import verifies the chain itself",
+    "mgp.MgpTask": "an async MGP call's state; a client asks again",
+}
 USERNAMES = "custodian.usernames"
 
 

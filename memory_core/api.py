@@ -192,25 +192,37 @@ class MemoryReadInput(serializers.Serializer):
     correlation_id = serializers.CharField(max_length=200, required=False)
 
 
+READ_CONTEXT_PARAMETERS = [
+    OpenApiParameter("acting_for", str, description="kind:id of the subject the agent acts for"),
+    OpenApiParameter("data_zone", enum=["internal", "external"]),
+]
+
+
+def read_context(request) -> dict:
+    """Return the read policy's context for an agent's GET: ``?acting_for=kind:id`` and ``?data_zone=``.
+
+    The subject is a claim: it must be the agent itself or covered by a live
+    grant, else ``acting_for_not_granted`` (403). Every agent-facing read of
+    memory content (memories, proposals, Dreaming runs) takes its context here.
+    """
+    params = MemoryReadInput(data=request.query_params)
+    params.is_valid(raise_exception=True)
+    context = dict(params.validated_data)
+    if "acting_for" in context:
+        kind, _, subject_id = context.pop("acting_for").partition(":")
+        context["acting_for_subject"] = {"kind": kind, "id": subject_id}
+    return bind_policy_context(request.user, context)
+
+
 class MemoryDetailApi(APIView):
     """Get one memory in the view policy allows; denied, purged and unknown are all 404."""
 
     @extend_schema(
-        parameters=[
-            OpenApiParameter("acting_for", str, description="kind:id of the subject the agent acts for"),
-            OpenApiParameter("data_zone", enum=["internal", "external"]),
-            OpenApiParameter("correlation_id", str),
-        ],
+        parameters=[*READ_CONTEXT_PARAMETERS, OpenApiParameter("correlation_id", str)],
         responses={200: OpenApiResponse(description="memory, return_mode, rule, consumable_text")},
     )
     def get(self, request, memory_id):
-        params = MemoryReadInput(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        context = dict(params.validated_data)
-        if "acting_for" in context:
-            kind, _, subject_id = context.pop("acting_for").partition(":")
-            context["acting_for_subject"] = {"kind": kind, "id": subject_id}
-        context = bind_policy_context(request.user, context)
+        context = read_context(request)
         view, mode, rule = read_memory(agent=request.user, memory_id=memory_id, context=context)
         return Response(
             {"memory": view, "return_mode": mode, "rule": rule, "consumable_text": view["consumable_text"]}

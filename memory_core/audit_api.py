@@ -1,6 +1,8 @@
 """The audit trail of reads over REST: who recalled or read what, under which rule.
 
 An agent sees its own tenant's events; a person those of the tenants they review or audit.
+What a search asked (its query text and filters) is shown to the agent that asked and to
+people; another agent of the tenant sees that the search happened, not what it asked.
 """
 
 from rest_framework import serializers
@@ -9,6 +11,7 @@ from rest_framework.generics import ListAPIView
 from core.api.pagination import CreatedCursorPagination
 from memory_core.filters import AccessEventFilter
 from memory_core.models import AccessEvent, AccessEventItem
+from memory_core.return_modes import MASK
 from memory_core.selectors import access_events
 from tenancy.authentication import IsAgent, IsPerson
 from tenancy.models import Agent
@@ -41,6 +44,15 @@ class AccessEventOutput(serializers.ModelSerializer):
             "created_at",
             "items",
         ]
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        caller = self.context["request"].user if "request" in self.context else None
+        if not isinstance(caller, Agent) or instance.agent_id == caller.pk:
+            return data
+        data["query"] = MASK if data["query"] else ""
+        data["filters"] = {}
+        return data
 
 
 class AuditEventListApi(ListAPIView):

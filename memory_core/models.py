@@ -124,10 +124,12 @@ class Memory(models.Model):
     updated_at = models.DateTimeField()
     # What recall searches, stored so ranking never re-parses text. On PostgreSQL a trigger
     # (migration 0006) computes it from ``search.search_document()``; SQLite leaves it empty.
+    # History rows carry their own, computed by their own trigger (migration 0020) from the
+    # revision's content: point-in-time recall searches what a memory said then.
     search_vector = SearchVectorField(null=True, editable=False)
 
     objects = MemoryQuerySet.as_manager()
-    history = HistoricalRecords(get_user=human_history_user, excluded_fields=["search_vector"])
+    history = HistoricalRecords(get_user=human_history_user)
     fenced: bool  # annotated by MemoryQuerySet.with_fence()
     _change_reason: str  # set by the executor before a save: the receipt the history row points to
 

@@ -123,6 +123,21 @@ def update_memory(
     return memory
 
 
+WITHDRAWN_SUMMARY = "(summary withdrawn: one of its sources was purged)"
+
+
+def withdraw_superseded_summary(*, memory: Memory, revision: int) -> int:
+    """Blank the content of a summary's ``revision`` in history, once a re-summary superseded it.
+
+    That revision quoted a source since purged. The re-summary's receipt hashes the revision
+    before it as history keeps it after the receipt (``before_memory_hash``), so the audit
+    binds the blanked row. Return how many history rows were blanked.
+    """
+    return Memory.history.filter(id=memory.id, revision=revision).update(
+        content={"statement": WITHDRAWN_SUMMARY}
+    )
+
+
 def _assign(memory: Memory, fields: dict[str, Any], now: datetime) -> None:
     """Copy proposed fields (JSON, datetimes as ISO strings) onto the row."""
     for name in Memory.CHANGEABLE_FIELDS:

@@ -350,38 +350,49 @@ def _candidates(agent: Agent, query: RecallQuery) -> QuerySet[Memory]:
     )
     if not query.include_inactive:
         memories = memories.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
-    memories = _narrowed(memories, query)
-    if query.valid_at:
-        memories = memories.filter(
-            Q(valid_from__isnull=True) | Q(valid_from__lte=query.valid_at),
-            Q(valid_to__isnull=True) | Q(valid_to__gt=query.valid_at),
-        )
-    return memories
+    return _narrowed(memories, query)
 
 
 def _as_of(agent: Agent, query: RecallQuery, states: list[str]) -> QuerySet:
     """The revision of each memory that was valid at ``valid_at``, from history.
 
-    Only memories that are still recallable today qualify (a memory revoked
-    or deleted since is never served, whatever it said back then); the fence
-    is today's.
+    Only memories that are still recallable today qualify (a memory revoked,
+    deleted or purged since is never served, whatever it said back then); the
+    fence is today's. The tenant's history rows are filtered first (on
+    PostgreSQL the query's words select them through
+    ``memory_history_search_vector_gin``); each row left is then checked on its own
+    memory only: still recallable (one primary-key probe) and the newest
+    revision valid at that moment (one probe of ``memory_history_valid_at_idx``).
+    Neither check reads the tenant's other memories, so the cost follows the
+    matches, not the tenant's size. The newest-revision check leaves out the
+    subject, scope, type and tenant filters: a create sets them and no revision
+    changes them, so every row of one memory agrees on them.
     """
-    recallable = Memory.objects.with_fence().filter(tenant_id=agent.tenant_id, state__in=states)
+    recallable = Memory.objects.filter(pk=OuterRef("id"), tenant_id=agent.tenant_id, state__in=states)
     if not query.include_inactive:
         recallable = recallable.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
-    history = Memory.history.filter(
-        tenant_id=agent.tenant_id,
-        id__in=recallable.values("id"),
-        state__in=states,
-        history_type__in=["+", "~"],
-    ).filter(
+    history = _narrowed(_valid_at(Memory.history.filter(tenant_id=agent.tenant_id), query, states), query)
+    newest = (
+        _valid_at(Memory.history.filter(id=OuterRef("id")), query, states)
+        .order_by("-revision", "-history_id")
+        .values("history_id")[:1]
+    )
+    fenced = Memory.objects.with_fence().filter(pk=OuterRef("id"), fenced=True)
+    return (
+        history.filter(Exists(recallable), history_id=Subquery(newest))
+        .defer("search_vector")  # ranked on in SQL, never shipped
+        .annotate(fenced=Exists(fenced))
+    )
+
+
+def _valid_at(rows: QuerySet, query: RecallQuery, states: list[str]) -> QuerySet:
+    """History rows of a creation or a change, in one of ``states``, whose window holds ``valid_at``."""
+    return rows.filter(
         Q(valid_from__isnull=True) | Q(valid_from__lte=query.valid_at),
         Q(valid_to__isnull=True) | Q(valid_to__gt=query.valid_at),
+        state__in=states,
+        history_type__in=["+", "~"],
     )
-    history = _narrowed(history, query)
-    latest = history.filter(id=OuterRef("id")).order_by("-revision", "-history_id").values("history_id")[:1]
-    fenced = recallable.filter(pk=OuterRef("id"), fenced=True)
-    return history.filter(history_id=Subquery(latest)).annotate(fenced=Exists(fenced))
 
 
 def _narrowed(rows: QuerySet, query: RecallQuery) -> QuerySet:
@@ -411,12 +422,16 @@ def _resume(agent: Agent, query: RecallQuery, cursor: uuid.UUID | None) -> int:
     return previous.next_offset
 
 
+_HISTORY_COLUMNS = tuple(f.attname for f in Memory._meta.concrete_fields if f.name != "search_vector")
+
+
 def _as_memory(row) -> Memory:
     """A history row (``valid_at`` recall) becomes the memory as it was; a memory stays itself."""
     if isinstance(row, Memory):
         return row
-    memory = row.instance
-    memory.fenced, memory.rank = row.fenced, getattr(row, "rank", 0.0)
+    # Not ``row.instance``: it reads the columns history leaves out (search_vector), one query a row.
+    memory = Memory(**{name: getattr(row, name) for name in _HISTORY_COLUMNS})
+    memory.fenced, memory.rank = row.fenced, getattr(row, "rank", 0.0)  # type: ignore[attr-defined]
     return memory
 
 

@@ -7,7 +7,8 @@ becomes a group of forms: itself, its lemmas and their inflections
 scores, per group it contains, the group's IDF, times BM25's length
 normalisation (term frequency counts once: memories are short statements).
 
-PostgreSQL: stored ``search_vector`` under a GIN index, per-tenant document
+PostgreSQL: stored ``search_vector`` under a GIN index (on memories and on their
+history rows, which point-in-time recall ranks), per-tenant document
 frequencies and lengths of active memories kept by triggers (migration
 0009). Candidates come from the rarest groups first, until about
 ``CANDIDATES`` rows are selected (and never more than ``MAX_CANDIDATES``):
@@ -39,8 +40,6 @@ from django.db.models import (
 )
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Length
-
-from memory_core.models import Memory
 
 MAX_TERMS = 12
 CANDIDATES = 1000
@@ -148,8 +147,7 @@ def _postgres(memories: QuerySet, groups: list[tuple[str, ...]], tenant_id) -> Q
     )
     if not weighted:
         return memories.none().annotate(rank=Value(0.0, output_field=FloatField()))
-    document = F("search_vector") if memories.model is Memory else search_document()
-    scored = memories.alias(document=document)  # filtered and ranked on, never shipped
+    scored = memories.alias(document=F("search_vector"))  # filtered and ranked on, never shipped
     selected: set = set()
     total = 0
     for frequency, found in weighted:  # rarest first, until the candidates would be enough

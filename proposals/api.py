@@ -15,14 +15,22 @@ from core.api.serializers import ChoiceField, Sha256Field, StrictSerializer
 from core.canonical import digest
 from core.errors import DomainError
 from evidence.selectors import binding_statuses
-from memory_core.api import PolicyContextInput, SubjectInput
+from memory_core.api import READ_CONTEXT_PARAMETERS, PolicyContextInput, SubjectInput, read_context
 from memory_core.models import Entity, Memory
 from proposals.filters import ProposalFilter
 from proposals.models import Proposal
 from proposals.payloads import ProposalPayload
+from proposals.presenters import (
+    UNRESOLVED,
+    ReadView,
+    attach_submitted_views,
+    attach_views,
+    shown_proposal,
+)
 from proposals.selectors import dedupe_conflicts, proposal_detail, proposal_list
 from proposals.services import Submission, amend_proposal, submit_proposal, withdraw_proposal
 from tenancy.authentication import request_agent
+from tenancy.models import Agent
 
 
 class IdempotencyKeyRequired(DomainError):
@@ -185,8 +193,15 @@ class ProposalSubmitInput(StrictSerializer):
 
 
 class ProposalOutput(serializers.ModelSerializer):
+    """A proposal in the view attached to it (``proposals.presenters``); without one, metadata only."""
+
     memory_id = serializers.UUIDField(source="target_memory_id")
     submitted_by = serializers.CharField(source="submitted_by.name")
+    view = serializers.SerializerMethodField(
+        help_text="raw, summary, masked or metadata_only: the view fields, rationale, evidence and "
+        "policy_context are shown in (the read policy's, for the memory the proposal asserts)"
+    )
+    view_rule = serializers.SerializerMethodField(help_text="the read rule that chose the view")
 
     class Meta:
         model = Proposal
@@ -214,7 +229,22 @@ class ProposalOutput(serializers.ModelSerializer):
             "submitted_by",
             "created_at",
             "updated_at",
+            "view",
+            "view_rule",
         ]
+
+    def get_view(self, proposal: Proposal) -> str:
+        return _read_view(proposal).mode
+
+    def get_view_rule(self, proposal: Proposal) -> str:
+        return _read_view(proposal).rule.id
+
+    def to_representation(self, instance):
+        return shown_proposal(super().to_representation(instance), getattr(instance, "read_view", None))
+
+
+def _read_view(proposal: Proposal) -> ReadView:
+    return getattr(proposal, "read_view", None) or ReadView(UNRESOLVED)
 
 
 @functools.cache
@@ -244,7 +274,7 @@ def _proposal_output() -> ProposalOutput:
 
 
 def proposal_json(proposal: Proposal) -> dict:
-    """Return the ``ProposalOutput`` representation of ``proposal``."""
+    """Return the ``ProposalOutput`` of ``proposal`` in its attached view (``proposals.presenters``)."""
     return _proposal_output().to_representation(proposal)
 
 
@@ -309,7 +339,12 @@ SUBMIT_EXAMPLES = [
 
 
 class ProposalSubmitApi(APIView):
-    """Submit a zero-write proposal. Denied proposals are stored for audit and answered 422."""
+    """Submit a zero-write proposal. Denied proposals are stored for audit and answered 422.
+
+    The 201 shows the proposal as a later read would show it to the caller, in the
+    ``policy_context`` it sent (a confidential memory proposed without acting for its
+    subject comes back masked; ``view`` says which view).
+    """
 
     @extend_schema(
         request=ProposalSubmitInput,
@@ -330,12 +365,20 @@ class ProposalSubmitApi(APIView):
             payload=validated_submission(request.data),
             request_hash=digest(request.data),
         )
-        return submission_response(submission)
+        return submission_response(submission, request.user)
 
 
-def submission_response(submission: Submission) -> Response:
-    """Answer a submission: 201 with the proposal, or 422 problem+json if policy denied it."""
+def submission_response(submission: Submission, agent: Agent) -> Response:
+    """Answer a submission: 201 with the proposal, or 422 problem+json if policy denied it.
+
+    The proposal is shown as any later read would show it to ``agent``, in the
+    context it sent with it (``proposals.presenters.submitted_context``): a
+    confidential memory proposed without acting for its subject is answered
+    masked. A batch attaches every item's view first, in one read.
+    """
     proposal = submission.proposal
+    if getattr(proposal, "read_view", None) is None:
+        attach_submitted_views(agent, [(proposal, submission.replayed)])
     if proposal.status == Proposal.Status.DENIED:
         response = problem_response(
             422,
@@ -388,20 +431,34 @@ class ProposalListApi(ListAPIView):
     def get_queryset(self):
         return proposal_list(tenant=request_agent(self.request).tenant).select_related("submitted_by")
 
+    @extend_schema(parameters=READ_CONTEXT_PARAMETERS)
+    def get(self, request, *args, **kwargs):
+        self.read_context = read_context(request)  # refused (403) before anything is listed
+        return self.list(request, *args, **kwargs)
+
+    def paginate_queryset(self, queryset):
+        return attach_views(super().paginate_queryset(queryset) or [], self.read_context)
+
 
 class ProposalDetailApi(APIView):
-    @extend_schema(responses=ProposalOutput)
+    """One proposal of the tenant, in the view the read policy gives the caller (``?acting_for=``)."""
+
+    @extend_schema(parameters=READ_CONTEXT_PARAMETERS, responses=ProposalOutput)
     def get(self, request, proposal_id):
+        context = read_context(request)
         proposal = proposal_detail(tenant=request.user.tenant, proposal_id=proposal_id)
-        return Response(ProposalOutput(proposal).data)
+        return Response(proposal_json(*attach_views([proposal], context)))
 
 
 class ProposalWithdrawApi(APIView):
-    @extend_schema(request=None, responses=ProposalOutput)
+    """Withdraw an open proposal; answered in the caller's view, as a read (``?acting_for=``)."""
+
+    @extend_schema(parameters=READ_CONTEXT_PARAMETERS, request=None, responses=ProposalOutput)
     def post(self, request, proposal_id):
+        context = read_context(request)
         proposal = proposal_detail(tenant=request.user.tenant, proposal_id=proposal_id)
         proposal = withdraw_proposal(agent=request.user, proposal=proposal)
-        return Response(ProposalOutput(proposal).data)
+        return Response(proposal_json(*attach_views([proposal], context)))
 
 
 class ProposalCollectionApi(ProposalSubmitApi, ProposalListApi):
@@ -417,4 +474,5 @@ class ProposalAmendApi(APIView):
         proposal = amend_proposal(
             agent=request.user, proposal=proposal, payload=validated_submission(request.data)
         )
+        attach_submitted_views(request.user, [(proposal, False)])  # its context was bound just now
         return Response(proposal_json(proposal))

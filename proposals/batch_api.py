@@ -30,7 +30,9 @@ from proposals.api import (
     valid_idempotency_key,
     validated_submission,
 )
+from proposals.presenters import attach_submitted_views
 from proposals.services import BatchItem, Submission, submit_proposals
+from tenancy.models import Agent
 from tenancy.throttling import charge
 
 
@@ -121,9 +123,12 @@ class ProposalBatchSubmitApi(APIView):
         charge(self, request, len(items) - 1)  # each item costs what its single POST would
         checked = [_check_item(item) for item in items]
         valid = [entry for entry in checked if isinstance(entry, BatchItem)]
-        outcomes = iter(submit_proposals(agent=request.user, items=valid))
+        submitted = submit_proposals(agent=request.user, items=valid)
+        done = [(out.proposal, out.replayed) for out in submitted if isinstance(out, Submission)]
+        attach_submitted_views(request.user, done)
+        outcomes = iter(submitted)
         results = [
-            _result(index, item, next(outcomes) if isinstance(entry, BatchItem) else entry)
+            _result(request.user, index, item, next(outcomes) if isinstance(entry, BatchItem) else entry)
             for index, (item, entry) in enumerate(zip(items, checked, strict=True))
         ]
         return Response(
@@ -153,12 +158,12 @@ def _item_input() -> BatchItemInput:
     return BatchItemInput()  # built once per process, as proposals.api's input serializer
 
 
-def _result(index: int, item: dict, outcome: Submission | Exception) -> dict:
-    """Report one item's answer: what a single submit would have answered, as data."""
+def _result(agent: Agent, index: int, item: dict, outcome: Submission | Exception) -> dict:
+    """Report one item's answer: what a single submit would have answered, as data (in its view)."""
     key = item.get("idempotency_key")
     result: dict = {"index": index, "idempotency_key": key if isinstance(key, str) else "", "replayed": False}
     if isinstance(outcome, Submission):
-        response = submission_response(outcome)
+        response = submission_response(outcome, agent)
         result["replayed"] = outcome.replayed
     else:
         response = problem_exception_handler(outcome, {})

@@ -16,6 +16,7 @@ from memory_core.api import PolicyContextInput, SubjectInput
 from memory_core.models import Memory
 from proposals.api import EvidenceBindingInput, MemoryCreateInput
 from proposals.extraction import KINDS, MAX_CANDIDATES, Observation
+from proposals.presenters import attach_submitted_views, shown_content
 from proposals.services.observation import CandidateOutcome, check_contexts, ingest_observation
 from tenancy.throttling import charge
 
@@ -59,7 +60,8 @@ class ObservationBatchInput(StrictSerializer):
 class CandidateOutput(serializers.Serializer):
     origin = serializers.ChoiceField(choices=["agent", "extractor"])
     type = serializers.CharField()
-    content = serializers.JSONField()
+    content = serializers.JSONField(help_text="in the view its proposal is shown in (see view)")
+    view = serializers.CharField(help_text="raw, summary, masked or metadata_only, as for the proposal")
     proposal_id = serializers.UUIDField(allow_null=True)
     status = serializers.CharField(allow_null=True)
     classification = serializers.CharField(allow_null=True)
@@ -78,11 +80,14 @@ class ObservationBatchOutput(serializers.Serializer):
 
 
 def _candidate(outcome: CandidateOutcome) -> dict:
+    """One candidate's answer; once it is a proposal, its content is shown as that proposal's would be."""
     proposal = outcome.proposal
+    content = outcome.memory["content"]
     return {
         "origin": outcome.origin,
         "type": outcome.memory["type"],
-        "content": outcome.memory["content"],
+        "content": shown_content(proposal, content) if proposal else content,
+        "view": proposal.read_view.mode if proposal else "raw",  # type: ignore[attr-defined]
         "proposal_id": proposal.id if proposal else None,
         "status": proposal.status if proposal else None,
         "classification": proposal.classification if proposal else None,
@@ -108,6 +113,7 @@ def _ingest(agent, data: dict) -> dict:
         policy_context=data.get("policy_context", {}),
         candidates=data.get("candidates", []),
     )
+    attach_submitted_views(agent, [(o.proposal, o.replayed) for o in outcomes if o.proposal is not None])
     return {"candidates": [_candidate(outcome) for outcome in outcomes]}
 
 

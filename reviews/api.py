@@ -10,6 +10,7 @@ from core.api.pagination import CreatedCursorPagination
 from core.api.serializers import ChoiceField, Sha256Field, StrictSerializer
 from proposals.api import ProposalOutput
 from proposals.models import Proposal
+from proposals.presenters import attach_decider_views
 from reviews.filters import ReviewQueueFilter
 from reviews.models import ReviewDecision
 from reviews.selectors import review_queue
@@ -60,6 +61,10 @@ class ReviewQueueApi(ListAPIView):
 
     def get_queryset(self):
         return review_queue(user=self.request.user)
+
+    def paginate_queryset(self, queryset):
+        # The queue holds only what this person may decide: shown raw, as the review page shows it.
+        return attach_decider_views(super().paginate_queryset(queryset) or [])
 
 
 class DecisionCreateApi(APIView):

@@ -10,6 +10,7 @@ import random
 import time
 
 from django.db import connection
+from django.utils import timezone
 
 from bench.client import ApiClient
 from bench.context import Context
@@ -56,6 +57,9 @@ def run(ctx: Context) -> dict:
             "seed_seconds": round(seed_seconds, 1),
             "seed_memories_per_second": round(added / seed_seconds, 1) if added else None,
             "search": over_runs([_search(ctx, world, text) for _ in range(ctx.scale.repeats)]),
+            "search_valid_at": over_runs(
+                [_search(ctx, world, text, valid_at=True) for _ in range(ctx.scale.repeats)]
+            ),
             "get": over_runs([_get(ctx, world) for _ in range(ctx.scale.repeats)]),
             "receipts_admin": review.receipts_admin(ctx),
             "memory_timeline": review.memory_timeline(ctx, _some_memory(world)),
@@ -93,13 +97,21 @@ def _vacuum_analyze() -> None:
             cursor.execute(f"VACUUM ANALYZE {table}")
 
 
-def _search(ctx: Context, world, text: TextGenerator) -> Run:
+def _search(ctx: Context, world, text: TextGenerator, *, valid_at: bool = False) -> Run:
+    """The same words searched now, or (``valid_at``) as of a moment: the tenant's history then.
+
+    Seeded memories carry no validity window, so "as of now" finds the same hits, read from
+    every memory's history instead of the memories: what a point-in-time search costs.
+    """
     client = ApiClient("127.0.0.1", ctx.stack.port, world.token)
     words = text.query_words(ctx.scale.recall_queries)
     result = Run()
     started = time.perf_counter()
     for word in words:
-        status, body, seconds = client.request("POST", "/api/v1/recall/search", {"query": word, "limit": 10})
+        body = {"query": word, "limit": 10}
+        if valid_at:
+            body["filters"] = {"valid_at": timezone.now().isoformat()}
+        status, body, seconds = client.request("POST", "/api/v1/recall/search", body)
         if status == 200:
             result.latencies.append(seconds)
             result.empty += not body["results"]

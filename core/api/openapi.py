@@ -21,7 +21,7 @@ ERRORS = {
     "409": "Conflict (idempotency_conflict, base_revision_stale, invalid_transition, stale_digest, …)",
     "413": "Body too large (payload_too_large)",
     "429": "Throttled (throttled)",
-    "503": "Storage unavailable, retry (service_unavailable)",
+    "503": "Storage unavailable or a query past its time budget, retry (service_unavailable, query_timeout)",
 }
 
 

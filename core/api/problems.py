@@ -28,6 +28,10 @@ logger = logging.getLogger(__name__)
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 R = TypeVar("R", bound=HttpResponse)
 SERVICE_UNAVAILABLE_RETRY_SECONDS = 1  # a 503's Retry-After: short, the database usually comes back soon
+# A statement cancelled past its budget (CUSTODIAN_STATEMENT_TIMEOUT_MS, config/gunicorn.py): the same
+# request would cost as much again at once, so the caller waits longer before it retries.
+QUERY_TIMEOUT_RETRY_SECONDS = 5
+QUERY_CANCELED = "57014"  # PostgreSQL's SQLSTATE for a statement cancelled (statement_timeout)
 
 _DRF_CODES = {
     drf.ParseError: "malformed_json",
@@ -116,6 +120,9 @@ def _problem_for(exc):
         exc = drf.ValidationError(exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
     elif isinstance(exc, DataError):  # a value the database cannot hold came from the request
         return problem_response(400, "invalid_value", "A value is out of range for storage")
+    elif is_query_timeout(exc):
+        logger.warning("statement cancelled past its time budget: %s", exc)
+        return _query_timeout(problem_response)
     elif isinstance(exc, OperationalError):
         logger.warning("database unavailable: %s", exc)
         return _retry_soon(problem_response(503, "service_unavailable", "Database unavailable, retry later"))
@@ -136,6 +143,18 @@ def _problem_for(exc):
         response["WWW-Authenticate"] = auth_header
     if isinstance(exc, drf.Throttled):
         response["Retry-After"] = retry_after(getattr(exc, "wait", None))
+    return response
+
+
+def is_query_timeout(exc: BaseException | None) -> bool:
+    """True for a statement PostgreSQL cancelled because it ran past ``statement_timeout``."""
+    return isinstance(exc, OperationalError) and getattr(exc.__cause__, "sqlstate", None) == QUERY_CANCELED
+
+
+def _query_timeout(render):
+    """A 503 ``query_timeout`` problem, with a Retry-After longer than an outage's."""
+    response = render(503, "query_timeout", "The request's query ran past its time budget; retry later")
+    response["Retry-After"] = retry_after(QUERY_TIMEOUT_RETRY_SECONDS)
     return response
 
 
@@ -178,6 +197,8 @@ def server_error_handler(request):
     A database that refuses connections (down, or at its connection limit) is
     a 503 everywhere, API or not: the caller should retry, nothing is broken.
     """
+    if is_query_timeout(sys.exc_info()[1]) and _is_api(request):
+        return _query_timeout(plain_problem)
     if isinstance(sys.exc_info()[1], OperationalError):
         if _is_api(request):
             return _retry_soon(plain_problem(503, "service_unavailable", "Database unavailable, retry later"))

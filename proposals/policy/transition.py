@@ -10,8 +10,17 @@ from typing import Any
 
 SENSITIVITY_RANK = {"public": 0, "internal": 1, "confidential": 2, "restricted": 3}
 # The ways a change can escalate, in the order they are reported.
-ESCALATIONS = ("moves_memory", "lowers_sensitivity", "relaxes_retention", "unfences")
+ESCALATIONS = (
+    "moves_memory",
+    "lowers_sensitivity",
+    "relaxes_retention",
+    "unfences",
+    "retires_manual_retention",
+)
 _IDENTITY = ("subject", "type", "scope")
+MANUAL = "manual_review_required"
+# The verbs that retire a memory (purge has its own two-person rule; restore brings one back).
+RETIRING = ("expire", "revoke", "delete", "dormant")
 
 
 def escalation(action: str, before: dict[str, Any], after: dict[str, Any], *, fenced: bool) -> str:
@@ -20,18 +29,21 @@ def escalation(action: str, before: dict[str, Any], after: dict[str, Any], *, fe
     - ``moves_memory``: the subject, type or scope of an existing memory changes;
     - ``lowers_sensitivity``: the memory becomes visible to more readers;
     - ``relaxes_retention``: a ``manual_review_required`` memory stops being one;
-    - ``unfences``: the change rebinds a memory fenced by invalidated evidence.
+    - ``unfences``: the change rebinds a memory fenced by invalidated evidence;
+    - ``retires_manual_retention``: a ``manual_review_required`` memory is expired, revoked,
+      deleted or made dormant, whoever proposes it (a sweep, a Dreaming merge, an agent).
     """
     if action == "revalidate":
         return "unfences"
+    if action in RETIRING and before.get("retention_policy") == MANUAL:
+        return "retires_manual_retention"
     if action != "update" or not before or not after:
         return "none"
     if any(before.get(name) != after.get(name) for name in _IDENTITY):
         return "moves_memory"
     if _rank(after) < _rank(before):
         return "lowers_sensitivity"
-    manual = "manual_review_required"
-    if before.get("retention_policy") == manual and after.get("retention_policy") != manual:
+    if before.get("retention_policy") == MANUAL and after.get("retention_policy") != MANUAL:
         return "relaxes_retention"
     if fenced:
         return "unfences"

@@ -191,6 +191,9 @@ def _propose(tenant_id, plan: dict) -> int:
 # --- after a purge -----------------------------------------------------------------------------
 
 
+RESUMMARY_KEY = "resummary:"  # the idempotency key of a re-summary after a purge begins so
+
+
 def propose_resummaries(*, purge: Proposal, successor_ids: Iterable[Any]) -> list[Proposal]:
     """Re-propose each summary a purged source was in, from the sources that remain.
 
@@ -211,7 +214,7 @@ def propose_resummaries(*, purge: Proposal, successor_ids: Iterable[Any]) -> lis
                 "created_at", "id"
             )
         )
-        key = f"resummary:{successor.pk}:{successor.revision}:{purge.target_memory_id}"
+        key = f"{RESUMMARY_KEY}{successor.pk}:{successor.revision}:{purge.target_memory_id}"
         reason = f"a source of this summary ({purge.target_memory_id}) was purged"
         payload: ProposalPayload
         if sources:

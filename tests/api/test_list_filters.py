@@ -20,6 +20,8 @@ FILTERS = {
     AUDIT: {"memory", "actor", "action", "correlation_id", "since"},
     QUEUE: {"type", "scope", "risk_level", "agent", "reason", "older_than_hours"},
 }
+# The read context an agent's lists of proposals and receipts are shown in (as GET /memories/{id}/ takes it).
+READ_CONTEXT = {PROPOSALS: {"acting_for", "data_zone"}, RECEIPTS: {"acting_for", "data_zone"}}
 INVALID = [
     (PROPOSALS, {"status": "nonsense"}),
     (PROPOSALS, {"classification": "nonsense"}),
@@ -98,4 +100,5 @@ def test_schema_lists_each_filter_and_the_cursor(db, anonymous, path):
     assert {p["name"] for p in operation["parameters"] if p["in"] == "query"} == FILTERS[path] | {
         "cursor",
         "limit",
+        *READ_CONTEXT.get(path, set()),
     }

@@ -91,12 +91,17 @@ def test_smoke_benchmark_runs_every_part_and_writes_the_report(tmp_path):
         results["submit"]["clients_1"],
         results["submit"]["clients_8"],
         results["e2e"],
-        *(size[kind] for size in results["recall"]["sizes"].values() for kind in ("search", "get")),
+        *(
+            size[kind]
+            for size in results["recall"]["sizes"].values()
+            for kind in ("search", "search_valid_at", "get")
+        ),
     ]
     assert all(m["errors"] == 0 and m["runs"][0]["count"] > 0 for m in measured)
     assert all(
-        size["search"]["empty"] < size["search"]["runs"][0]["count"]
+        size[kind]["empty"] < size[kind]["runs"][0]["count"]
         for size in results["recall"]["sizes"].values()
+        for kind in ("search", "search_valid_at")
     )
     for drained in (results["drain"], results["drain"]["tenants_4"]):
         for workers in ("workers_1", "workers_2"):

@@ -4,13 +4,13 @@ import uuid
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
 
 from executor.models import Receipt
 from memory_core.lifecycle import TRANSITIONS, InvalidTransition
 from memory_core.models import Memory, MemoryVector
 from proposals.models import Proposal
 from tenancy.services import grant_delegation
+from tests.database_scan import tables_holding
 from tests.factories import (
     apply_released,
     approve,
@@ -128,17 +128,6 @@ def test_two_verbs_on_one_base_revision_apply_once(agent, applied_memory):
     assert applied_memory.state == "expired"
 
 
-def _database_contains(marker: str) -> list[str]:
-    """Return every table in which any column of any row mentions ``marker``."""
-    hits = []
-    with connection.cursor() as cursor:
-        for table in connection.introspection.table_names():
-            cursor.execute(f'SELECT * FROM "{table}"')
-            if any(marker in str(row) for row in cursor.fetchall()):
-                hits.append(table)
-    return hits
-
-
 def test_purge_leaves_no_content_anywhere_in_the_database(agent, api, reviewers, settings):
     settings.CUSTODIAN_EMBEDDER = "hashing"  # so every revision has a vector to purge too
     marker, subject_id, dedupe_key = (f"{kind}{uuid.uuid4().hex}" for kind in ("zq", "subj", "dedupe"))
@@ -171,14 +160,14 @@ def test_purge_leaves_no_content_anywhere_in_the_database(agent, api, reviewers,
     drive_existing(propose(agent, memory, "delete", context=context), reviewers)
     assert _search(api, filters={"subject": subject}) == []  # deleted: a read that finds nothing
     secrets = (marker, subject_id, dedupe_key)
-    assert all(_database_contains(secret) for secret in secrets)  # the test sees each before the purge
+    assert all(tables_holding(secret) for secret in secrets)  # the test sees each before the purge
 
     receipt = drive_existing(propose(agent, memory, "purge", context=context), reviewers)
 
     assert receipt.outcome == "applied"
     # The operator's grant to act for the person is about the person, not the memory: it stays.
     grant_tables = ["tenancy_delegation", "tenancy_historicaldelegation"]
-    assert {secret: sorted(_database_contains(secret)) for secret in secrets} == {
+    assert {secret: sorted(tables_holding(secret)) for secret in secrets} == {
         marker: [],
         subject_id: grant_tables,
         dedupe_key: [],

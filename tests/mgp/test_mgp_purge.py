@@ -17,9 +17,9 @@ from memory_core.models import Memory
 from mgp.models import MgpRecord, MgpTask
 from proposals.models import Proposal
 from tenancy.services import grant_delegation
+from tests.database_scan import tables_holding
 from tests.executor.test_roles_run_the_app import connected_as
 from tests.factories import AgentHandle, apply_released, approve, make_person, owner_context
-from tests.lifecycle.test_lifecycle_verbs import _database_contains
 from tests.mgp.conftest import call, memory, settle
 
 GRANT_TABLES = ["tenancy_delegation", "tenancy_historicaldelegation"]
@@ -88,14 +88,14 @@ def _purge_leaves_nothing(runtime: AgentHandle, executor=contextlib.nullcontext)
     }
     stored = _written_over_mgp(runtime, secrets, subject)
     assert MgpTask.objects.filter(subject_id=subject["id"]).exists()
-    assert all(_database_contains(secret) for secret in secrets.values())
+    assert all(tables_holding(secret) for secret in secrets.values())
     reviewers = [make_person("r1", runtime.tenant), make_person("r2", runtime.tenant)]
     assert _over_rest(runtime, "delete", stored, subject, reviewers, executor).outcome == "applied"
 
     receipt = _over_rest(runtime, "purge", stored, subject, reviewers, executor)
 
     assert receipt.outcome == "applied", receipt.effects
-    left = {name: sorted(_database_contains(secret)) for name, secret in secrets.items()}
+    left = {name: sorted(tables_holding(secret)) for name, secret in secrets.items()}
     assert left == {"marker": [], "external_id": [], "extension": [], "subject_id": GRANT_TABLES}
     assert not MgpRecord.objects.exists()
     removed = receipt.effects["purged"]

@@ -50,3 +50,29 @@ def test_recall_finds_by_the_stored_vector(agent, applied_memory_factory):
     assert not agent.client.post("/api/v1/recall/search", {"query": "quarterly"}, format="json").json()[
         "results"
     ]
+
+
+def test_each_history_row_carries_the_vector_of_what_its_revision_said(agent, applied_memory_factory):
+    from tests.factories import apply_released
+
+    memory = applied_memory_factory(agent)
+    update = submit(
+        agent.agent,
+        {
+            "action": "update",
+            "memory_id": str(memory.pk),
+            "base_revision": memory.revision,
+            "changes": {"content": {"statement": "Alice now prefers monthly digests"}},
+            "evidence": [make_evidence(agent.agent).binding()],
+            "policy_context": owner_context(),
+        },
+    )
+    apply_released(update)
+    rows = (
+        Memory.history.filter(id=memory.pk)
+        .annotate(computed=Cast(search_document(), TextField()), stored=Cast(F("search_vector"), TextField()))
+        .order_by("revision")
+        .values_list("revision", "stored", "computed")
+    )
+    assert [(revision, stored == computed) for revision, stored, computed in rows] == [(1, True), (2, True)]
+    assert "'week'" in rows[0][1] and "'month'" in rows[1][1]

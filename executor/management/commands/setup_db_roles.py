@@ -13,6 +13,12 @@ custodian_executor  the Celery executor: the only role that writes memories and
                     scrubs) and outbox rows; no write at all on people, groups,
                     permissions, tokens, sessions, evidence or decisions.
 
+A row that records an authority decision is written only by the role that
+made the decision. Where a role needs a table but not every state of its
+rows, a trigger holds the line: the web role inserts registrations only as
+drafts and never makes one active (``registrations`` 0002, 0003), and inserts
+chain verifications only as queued requests, never a result (``executor`` 0016).
+
 Append-only tables refuse UPDATE and DELETE by trigger for every role too
 (receipts, decisions and their history, access events and their items), and
 evidence status only moves forward (``evidence`` migration 0003).
@@ -59,12 +65,13 @@ WEB_WRITES = {
     "memory_core_accesseventitem": "INSERT",
     "memory_core_memoryreads": "INSERT, UPDATE (reads)",  # a get counts one read (ranking's activation)
     "memory_core_recallfeedback": "INSERT",  # an agent's vote on a recalled item (append-only)
-    "executor_chainverification": "INSERT",  # an auditor's "verify now"; the executor records the result
+    "executor_chainverification": "INSERT",  # a queued "verify now" only (trigger); never a result
     "mgp_mgprecord": "INSERT, UPDATE, DELETE",  # an MGP id, freed when its proposal fails or memory is purged
     "mgp_mgptask": "INSERT, UPDATE",  # an MGP task follows its proposal
     "mgp_mgpevent": "INSERT",  # MGP refusals and bulk reads no other row records (append-only)
     # Operators draft, edit and validate candidates and ask to publish them; only the executor
-    # makes one active (version, published_at and receipt_id are the executor's columns).
+    # makes one active (version, published_at and receipt_id are the executor's columns; the web
+    # role inserts drafts only, by trigger).
     "registrations_registration": "INSERT, UPDATE (document, fingerprint, status, validation, updated_at)",
 }
 EXECUTOR_WRITES = {
@@ -87,8 +94,9 @@ EXECUTOR_WRITES = {
     "proposals_historicalproposal": "INSERT, UPDATE",
     "proposals_proposalevidence": "INSERT",
     # Bounded Dreaming runs (the beat task runs in the executor's worker); the executor closes a
-    # run stale when its window moved (and locks it, which takes UPDATE).
-    "proposals_dreamingrun": "INSERT, UPDATE (plan, closed, closed_reason, closed_at)",
+    # run stale when its window moved (and locks it, which takes UPDATE); a purge of a member
+    # blanks its subject and planned content.
+    "proposals_dreamingrun": "INSERT, UPDATE (subject_id, plan, closed, closed_reason, closed_at)",
     "tenancy_agent": "INSERT",  # a tenant's system agent, on its first retention sweep
     "registrations_registration": "UPDATE (status, version, published_at, receipt_id, updated_at)",  # publish
     # A purge removes the memory's MGP id and scrubs the MGP tasks naming it (mgp's memory_purged receiver).
