@@ -12,7 +12,7 @@ proposal outcomes are written with bulk inserts.
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from django.db import transaction
 from django.db.models import Q
@@ -40,6 +40,7 @@ from memory_core.mutations import (
     withdraw_superseded_summary,
     write_vectors,
 )
+from memory_core.signals import memory_purged
 from proposals.gates import failed_gates
 from proposals.models import DreamingRun, OutboxEntry, Proposal, ProposalEvidence
 from proposals.services import escalate_to_review, record_executions, scrub_purged_content
@@ -579,6 +580,8 @@ def _write(
     if proposal.action == Proposal.Action.PURGE:
         removed, successors = purge_memory(memory=memory)
         removed.update(scrub_purged_content(purge=proposal, memory=memory, summaries=successors))
+        for _, counts in memory_purged.send(Memory, tenant_id=memory.tenant_id, memory_ids=[memory.pk]):
+            removed.update(cast(dict[str, int], counts or {}))
         effects: dict[str, Any] = {"purged": removed}
         if successors:  # summaries it was a source of: re-proposed without it, in this transaction
             resummaries = propose_resummaries(purge=proposal, successor_ids=successors)

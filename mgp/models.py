@@ -49,7 +49,15 @@ class MgpTask(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
-    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="+")
+    agent = models.ForeignKey(
+        Agent,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The only agent that reads it",
+    )
+    # Whom the task acts for (blank: the agent itself); the grant is checked again at every read.
+    subject_kind = models.CharField(max_length=40, blank=True)
+    subject_id = models.CharField(max_length=200, blank=True)
     operation = models.CharField(max_length=32)
     request_id = models.CharField(max_length=200)
     request = models.JSONField(default=dict, help_text="The MGP request, to run or answer later")
@@ -63,6 +71,11 @@ class MgpTask(models.Model):
 
     def __str__(self) -> str:
         return f"MGP task {self.operation} {self.id}"
+
+    @property
+    def acting_for(self) -> dict[str, str] | None:
+        """The subject the task acts for, as a policy context names it (None: the agent itself)."""
+        return {"kind": self.subject_kind, "id": self.subject_id} if self.subject_kind else None
 
 
 class MgpEvent(AppendOnlyModel):

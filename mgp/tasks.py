@@ -6,6 +6,7 @@ first polled (unless cancelled before); its memories are dropped from the
 task once it ran.
 """
 
+import uuid
 from typing import Any
 
 from mgp import selectors, services
@@ -14,19 +15,38 @@ from mgp.validation import MgpError
 from tenancy.models import Agent
 
 
-def describe(task: MgpTask) -> dict[str, Any]:
-    """The task as MGP shows it, moved along first."""
+def authorised_task(agent: Agent, task_id: uuid.UUID | None) -> tuple[MgpTask, dict]:
+    """The agent's own task and the policy context it may be read in now.
+
+    Another agent's task answers exactly as a missing one; a task acting for a
+    subject whose grant was revoked since is refused as REST refuses the
+    subject (``acting_for_not_granted``), whatever it would have served.
+    """
+    mine = MgpTask.objects.filter(tenant_id=agent.tenant_id, agent=agent)
+    task = mine.filter(pk=task_id).first() if task_id is not None else None
+    if task is None:
+        raise MgpError("MGP_TASK_NOT_FOUND", "No task with this id")
+    context = {
+        key: value
+        for key, value in ((task.request or {}).get("context") or {}).items()
+        if key != "acting_for_subject"
+    }
+    if task.acting_for:
+        context["acting_for_subject"] = task.acting_for
+    return task, services.authorise(agent, context)
+
+
+def describe(task: MgpTask, context: dict) -> dict[str, Any]:
+    """The task as MGP shows it, moved along first; what it serves is read now, in ``context``."""
     if task.proposal_id is not None:
-        return services.task_json(task, services.follow_proposal(task))
+        return services.task_json(task, services.follow_proposal(task, context))
     result = None
     if task.operation in ("export", "sync") and task.status in (
         MgpTask.Status.PENDING,
         MgpTask.Status.COMPLETED,
     ):
         request = task.request
-        result = selectors.export(
-            task.agent, request["context"], request["payload"], sync=task.operation == "sync"
-        )
+        result = selectors.export(task.agent, context, request["payload"], sync=task.operation == "sync")
         if task.status == MgpTask.Status.PENDING:
             task.status = MgpTask.Status.COMPLETED
             task.save()
@@ -34,7 +54,7 @@ def describe(task: MgpTask) -> dict[str, Any]:
         task.status = MgpTask.Status.RUNNING
         task.save()
         request = task.request
-        task.result = run_import(task.agent, request["context"], task.request_id, request["payload"])
+        task.result = run_import(task.agent, context, task.request_id, request["payload"])
         task.status, task.request = MgpTask.Status.COMPLETED, {}
         task.save()
     return services.task_json(task, result if result is not None else task.result)

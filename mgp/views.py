@@ -5,26 +5,29 @@ it alone. Every failure, malformed JSON included, is an MGP envelope;
 nothing here answers a framework body or a 500.
 """
 
-import json
 import logging
 import uuid
 from typing import Any
 
+from django.conf import settings
 from django.db import DatabaseError
 from django.http import JsonResponse
 from rest_framework import exceptions
 from rest_framework.views import APIView
 
-from core.errors import DomainError, TenantMismatch
+from core.api.parsers import PayloadTooLarge, StrictJSONParser
+from core.errors import DomainError
 from mgp import protocol, selectors, services, tasks
-from mgp.models import MgpTask
+from mgp.openapi import openapi_document
 from mgp.validation import MgpError, validate
-from tenancy.services import ActingForNotGranted, bind_policy_context
 from tenancy.throttling import charge
 
 log = logging.getLogger(__name__)
 
 READS = {"read", "search"}
+BULK = {"write/batch", "import"}
+# A request_id is an idempotency key: kept whole (with a batch item's index) in every row that names it.
+MAX_REQUEST_ID = 128
 # op → (request schema, requested_action it pins)
 OPERATIONS = {
     "write": "write-memory",
@@ -87,6 +90,16 @@ class MgpCapabilitiesApi(_MgpView):
         return JsonResponse(protocol.capabilities())
 
 
+class MgpOpenApiApi(_MgpView):
+    """GET /mgp/openapi.json: MGP's own OpenAPI document, bundled whole (what clients and fuzzers read)."""
+
+    authentication_classes: list = []
+    permission_classes: list = []
+
+    def get(self, request):
+        return JsonResponse(openapi_document())
+
+
 class MgpOperationApi(_MgpView):
     """POST /mgp/<op>."""
 
@@ -95,12 +108,7 @@ class MgpOperationApi(_MgpView):
     def post(self, request):
         body: Any = None
         try:
-            try:
-                body = json.loads(request.body or b"null")
-            except (ValueError, UnicodeDecodeError):
-                raise MgpError("MGP_INVALID_OBJECT", "The body is not JSON") from None
-            if not isinstance(body, dict):
-                raise MgpError("MGP_INVALID_OBJECT", "The body must be a JSON object")
+            body = self.parse(request)
             status, data = self.run(request, body)
             return envelope(body.get("request_id"), status, data)
         except MgpError as error:
@@ -114,18 +122,56 @@ class MgpOperationApi(_MgpView):
             )
             return envelope(_request_id(body), 0, error=err)
 
+    @property
+    def max_body_bytes(self) -> int:
+        """What the strict parser reads at most: a batch or an import carries many memories."""
+        return (
+            settings.CUSTODIAN_MAX_BATCH_BODY_BYTES
+            if self.operation in BULK
+            else settings.CUSTODIAN_MAX_BODY_BYTES
+        )
+
+    @property
+    def extra_json_depth(self) -> int:
+        """MGP's envelope nests a payload one level deeper than REST; a batch's items two more."""
+        return 3 if self.operation in BULK else 1
+
+    def parse(self, request) -> dict:
+        """The body through REST's strict parser (size, depth, NUL, surrogates, I-JSON numbers)."""
+        try:
+            body = StrictJSONParser().parse(request.stream, parser_context={"view": self})
+        except (DomainError, exceptions.ParseError) as error:
+            status = 413 if isinstance(error, PayloadTooLarge) else 400
+            message = str(getattr(error, "detail", error))[:300]
+            raise MgpError(
+                "MGP_INVALID_OBJECT", f"The body is not acceptable JSON: {message}", status
+            ) from None
+        if not isinstance(body, dict):
+            raise MgpError("MGP_INVALID_OBJECT", "The body must be a JSON object")
+        request_id = body.get("request_id")
+        if isinstance(request_id, str) and not (
+            0 < len(request_id) <= MAX_REQUEST_ID and request_id.isprintable()
+        ):
+            raise MgpError(
+                "MGP_INVALID_OBJECT",
+                f"request_id must be 1 to {MAX_REQUEST_ID} printable characters",
+                field="request_id",
+            )
+        return body
+
     def refuse(self, request, body: Any, error: MgpError) -> JsonResponse:
         """Answer the error and audit it (the caller is an authenticated agent here)."""
         payload = body.get("payload") if isinstance(body, dict) else None
         context = body.get("policy_context") if isinstance(body, dict) else None
+        target = payload.get("memory_id") if isinstance(payload, dict) else None
         services.record_event(
             request.user,
             self.operation,
-            context if isinstance(context, dict) else {},
+            _claims(context),
             request_id=_request_id(body) or "",
             code=error.code,
             reason=str(error.details.get("rule") or error.details.get("reason") or ""),
-            target=payload.get("memory_id") if isinstance(payload, dict) else None,
+            target=target if isinstance(target, str) else None,
         )
         return envelope(_request_id(body), 0, error=error)
 
@@ -137,12 +183,10 @@ class MgpOperationApi(_MgpView):
         validate(body, f"{OPERATIONS[op]}.request.schema.json")
         request_id, payload = body["request_id"], body.get("payload") or {}
         if op in ("tasks/get", "tasks/cancel"):
-            task = MgpTask.objects.filter(tenant_id=agent.tenant_id, pk=_uuid(body["task_id"])).first()
-            if task is None:
-                raise MgpError("MGP_TASK_NOT_FOUND", "No task with this id in your tenant")
+            task, context = tasks.authorised_task(agent, _uuid(body["task_id"]))
             if op == "tasks/cancel":
                 task = services.cancel_task(agent, task, body.get("reason") or "")
-            return 200, {"task": tasks.describe(task)}
+            return 200, {"task": tasks.describe(task, context)}
         context = bind(agent, body["policy_context"], request.headers.get("MGP-Tenant-Id"))
         context["mgp_request_id"] = request_id
         if op == "write":
@@ -170,13 +214,7 @@ class MgpOperationApi(_MgpView):
             return 200, selectors.audit(agent, payload)
         if op in ("export", "sync"):
             if payload.get("execution_mode") == "async":
-                task = MgpTask.objects.create(
-                    tenant_id=agent.tenant_id,
-                    agent=agent,
-                    operation=op,
-                    request_id=request_id,
-                    request={"context": context, "payload": payload},
-                )
+                task = services.start_task(agent, context, op, request_id, {"payload": payload})
                 return 202, {"task": services.task_json(task)}
             data = selectors.export(agent, context, payload, sync=op == "sync")
             services.record_event(
@@ -185,13 +223,7 @@ class MgpOperationApi(_MgpView):
             return 200, data
         if op == "import":
             if payload.get("execution_mode") == "async":
-                task = MgpTask.objects.create(
-                    tenant_id=agent.tenant_id,
-                    agent=agent,
-                    operation=op,
-                    request_id=request_id,
-                    request={"context": context, "payload": payload},
-                )
+                task = services.start_task(agent, context, op, request_id, {"payload": payload})
                 return 202, {"task": services.task_json(task)}
             return 200, tasks.run_import(agent, context, request_id, payload)
         raise MgpError("MGP_UNSUPPORTED_CAPABILITY", f"{op} is not served")
@@ -208,12 +240,22 @@ def bind(agent, context: dict, header_tenant: str | None) -> dict:
         # a mutation is a scope violation.
         code = "MGP_POLICY_DENIED" if context.get("requested_action") in READS else "MGP_SCOPE_VIOLATION"
         raise MgpError(code, "policy_context.tenant_id names another tenant", rule="tenant_mismatch")
-    try:
-        return bind_policy_context(agent, dict(context))
-    except TenantMismatch as error:
-        raise MgpError("MGP_POLICY_DENIED", str(error.detail), rule="actor_mismatch") from None
-    except ActingForNotGranted as error:
-        raise MgpError("MGP_POLICY_DENIED", str(error.detail), rule="acting_for_not_granted") from None
+    return services.authorise(agent, context)
+
+
+def _claims(context: Any) -> dict:
+    """What a refused request's policy context claimed, as an audit row can hold it: strings only.
+
+    The context failed validation or was never checked; a number or an object
+    where a string belongs must not break the refusal's own audit record.
+    """
+    if not isinstance(context, dict):
+        return {}
+    claims: dict[str, Any] = {key: value[:200] for key, value in context.items() if isinstance(value, str)}
+    subject = context.get("acting_for_subject")
+    if isinstance(subject, dict) and all(isinstance(subject.get(name), str) for name in ("kind", "id")):
+        claims["acting_for_subject"] = {"kind": subject["kind"][:40], "id": subject["id"][:200]}
+    return claims
 
 
 def _batch_item(agent, context: dict, request_id: str, index: int, item: dict) -> dict:

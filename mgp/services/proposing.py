@@ -13,7 +13,7 @@ from core.errors import DomainError
 from evidence.services import register_evidence
 from mgp import shapes
 from mgp.models import MgpRecord, MgpTask
-from mgp.services.records import OPEN, Outcome, forget, render
+from mgp.services.records import OPEN, Outcome, render
 from mgp.validation import MgpError
 from proposals.models import Proposal
 from proposals.payloads import ProposalPayload
@@ -25,12 +25,17 @@ STATE_OF_VERB = {"expire": "expired", "revoke": "revoked", "delete": "deleted"}
 CONFLICT_REASONS = {"duplicate_of_active_memory", "contradicts_active_memory", "dedupe_conflict"}
 
 
-def register_source(agent: Agent, source: dict, external_id: str, request_id: str) -> dict:
+def register_source(agent: Agent, source: dict) -> dict:
+    """Register MGP's ``source`` as evidence: only the source, never the client's memory or request id.
+
+    Evidence outlives a purge of the memories citing it; the MGP ids are the
+    binding's to keep, and a purge's to remove.
+    """
     revision = register_evidence(
         agent=agent,
         kind=shapes.EVIDENCE_KIND.get(source.get("kind", ""), "document"),
         external_ref=f"mgp:{source.get('kind')}:{source.get('ref')}#{uuid.uuid4().hex}"[:500],
-        content={"mgp_source": source, "memory_id": external_id, "request_id": request_id},
+        content={"mgp_source": source},
     )
     return {
         "evidence_id": revision.source_id,
@@ -112,17 +117,35 @@ def finish(
     if proposal.status == Proposal.Status.APPLIED:
         return Outcome(200, resolve_answer(agent, context, answer))
     if proposal.status in OPEN:
-        task = MgpTask.objects.create(
-            tenant_id=agent.tenant_id,
-            agent=agent,
-            operation=operation,
-            request_id=request_id,
-            proposal=proposal,
-            request={"context": context, "answer": answer},
-            message=f"Proposal {proposal.id} is {proposal.status} ({', '.join(proposal.reason_codes)})",
-        )
+        message = f"Proposal {proposal.id} is {proposal.status} ({', '.join(proposal.reason_codes)})"
+        task = start_task(agent, context, operation, request_id, {"answer": answer}, proposal, message)
         return Outcome(202, {"task": task_json(task)})
     raise failure(proposal)
+
+
+def start_task(
+    agent: Agent,
+    context: dict,
+    operation: str,
+    request_id: str,
+    request: dict,
+    proposal: Proposal | None = None,
+    message: str = "",
+) -> MgpTask:
+    """Record an MGP task for ``agent``, acting for the subject its bound context names."""
+    subject = context.get("acting_for_subject") or {}
+    acting_for = subject if subject and subject != {"kind": "agent", "id": agent.name} else {}
+    return MgpTask.objects.create(
+        tenant_id=agent.tenant_id,
+        agent=agent,
+        subject_kind=str(acting_for.get("kind") or "")[:40],
+        subject_id=str(acting_for.get("id") or "")[:200],
+        operation=operation,
+        request_id=request_id,
+        proposal=proposal,
+        request={"context": context, **request},
+        message=message,
+    )
 
 
 def failure(proposal: Proposal) -> MgpError:
@@ -150,8 +173,6 @@ def resolve_answer(agent: Agent, context: dict, answer: dict[str, Any]) -> dict[
             record.save(update_fields=["extensions", "source"])
         return render(agent, context, record, answer.get("resolution"))
     if answer["kind"] == "state":
-        if answer["state"] == "purged":
-            forget(agent, answer["memory_id"])
         return {key: value for key, value in answer.items() if key != "kind"}
     raise AssertionError(answer["kind"])
 
@@ -162,9 +183,9 @@ def replayed(agent: Agent, context: dict, request_id: str, body: dict, operation
         return None
     if proposal.request_hash != digest(body):
         raise MgpError("MGP_CONFLICT_UNRESOLVED", "request_id was used for another request")
-    task = MgpTask.objects.filter(tenant_id=agent.tenant_id, proposal=proposal).first()
+    task = MgpTask.objects.filter(tenant_id=agent.tenant_id, agent=agent, proposal=proposal).first()
     if task is not None:
-        result = follow_proposal(task)
+        result = follow_proposal(task, context)
         if task.status == MgpTask.Status.COMPLETED and result and "error" not in result:
             return Outcome(200, result)  # as the first answer would have been, had it waited long enough
         waiting = task.status in (MgpTask.Status.PENDING, MgpTask.Status.RUNNING)
@@ -202,8 +223,11 @@ def task_json(task: MgpTask, result: dict[str, Any] | None = None) -> dict[str, 
     }
 
 
-def follow_proposal(task: MgpTask) -> dict[str, Any] | None:
-    """Move a proposal's task along with its proposal; return the result if it completed."""
+def follow_proposal(task: MgpTask, context: dict) -> dict[str, Any] | None:
+    """Move a proposal's task along with its proposal; return the result if it completed.
+
+    The result is read now, in the view ``context`` (the caller's, bound again) allows.
+    """
     proposal = task.proposal
     if proposal is None:
         return None
@@ -225,7 +249,7 @@ def follow_proposal(task: MgpTask) -> dict[str, Any] | None:
     if task.status != MgpTask.Status.COMPLETED:
         return None
     try:
-        return resolve_answer(task.agent, task.request["context"], task.request["answer"])
+        return resolve_answer(task.agent, context, task.request["answer"])
     except MgpError as error:  # e.g. purged since: the task completed, its memory is gone
         return {"error": {"code": error.code, "message": error.message}}
 

@@ -4,14 +4,17 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from core.errors import TenantMismatch
 from memory_core.models import Memory
+from memory_core.read_policy import ReadRule, active_read_policy
 from memory_core.recall import read_memory, subject_pseudonym
 from memory_core.selectors import MemoryNotFound
 from mgp import shapes
-from mgp.models import MgpEvent, MgpRecord, MgpTask
+from mgp.models import MgpEvent, MgpRecord
 from mgp.validation import MgpError
 from proposals.models import Proposal
 from tenancy.models import Agent
+from tenancy.services import ActingForNotGranted, bind_policy_context
 
 OPEN = (Proposal.Status.PENDING_REVIEW, Proposal.Status.CHANGES_REQUESTED, Proposal.Status.RELEASED)
 
@@ -22,6 +25,20 @@ class Outcome:
 
     status: int
     data: dict[str, Any]
+
+
+def authorise(agent: Agent, context: dict) -> dict:
+    """The policy context as facts (tenant and actor from the token, acting-for from a live grant).
+
+    Every call binds its context here, and every task read binds the task's
+    stored context again: a grant revoked since refuses the read as REST does.
+    """
+    try:
+        return bind_policy_context(agent, dict(context))
+    except TenantMismatch as error:
+        raise MgpError("MGP_POLICY_DENIED", str(error.detail), rule="actor_mismatch") from None
+    except ActingForNotGranted as error:
+        raise MgpError("MGP_POLICY_DENIED", str(error.detail), rule="acting_for_not_granted") from None
 
 
 def record_event(
@@ -69,7 +86,7 @@ def live_record(agent: Agent, external_id: str) -> tuple[MgpRecord, Memory | Non
     )
     if record is None:
         return _adopt(agent, external_id)
-    memory = Memory.objects.filter(tenant_id=agent.tenant_id, pk=record.memory_id).first()
+    memory = Memory.objects.with_fence().filter(tenant_id=agent.tenant_id, pk=record.memory_id).first()
     if memory is None and record.proposal.status not in OPEN:
         record.delete()
         return None
@@ -107,6 +124,31 @@ def existing(agent: Agent, external_id: str) -> tuple[MgpRecord, Memory]:
     return found[0], found[1]
 
 
+def readable(context: dict, memory: Memory) -> ReadRule:
+    """The view of ``memory`` the read policy gives this caller; a denied one is not found.
+
+    Decided exactly as a get decides it (``memory`` carries its fence), so a
+    merge or patch that starts from the stored memory reads only what the
+    caller could have read.
+    """
+    rule = active_read_policy().decide(memory, context)
+    if rule.mode == "deny":
+        raise MgpError("MGP_MEMORY_NOT_FOUND", "No memory with this id in your tenant")
+    return rule
+
+
+def refuse_merge_unless_raw(rule: ReadRule) -> None:
+    """A merge copies stored fields into the caller's proposal: only from a raw view."""
+    if rule.mode != "raw":
+        raise MgpError(
+            "MGP_POLICY_DENIED",
+            f"Your view of this memory is {rule.mode}: a merge would copy what you may not read;"
+            " write the whole memory with merge_hint replace instead",
+            rule=rule.id,
+            reason="merge_needs_raw_view",
+        )
+
+
 def render(agent: Agent, context: dict, record: MgpRecord, resolution: str | None = None) -> dict[str, Any]:
     """The memory in the view Custodian's read policy allows this caller (the read is audited)."""
     try:
@@ -131,14 +173,3 @@ def render(agent: Agent, context: dict, record: MgpRecord, resolution: str | Non
     if resolution:
         data["resolution"] = resolution
     return data
-
-
-def forget(agent: Agent, external_id: str) -> None:
-    """After a purge: drop the id's record and what its tasks kept (contexts name the subject)."""
-    record = MgpRecord.objects.filter(tenant_id=agent.tenant_id, external_id=external_id).first()
-    if record is None:
-        return
-    MgpTask.objects.filter(tenant_id=agent.tenant_id, proposal__target_memory_id=record.memory_id).update(
-        request={"context": {}, "answer": {"kind": "state", "memory_id": external_id, "state": "purged"}}
-    )
-    record.delete()

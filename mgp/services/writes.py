@@ -20,7 +20,14 @@ from memory_core.selectors import active_memories_with_dedupe_key
 from mgp import shapes
 from mgp.models import MgpRecord
 from mgp.services.proposing import STATE_OF_VERB, deadline, finish, register_source, replayed, submit
-from mgp.services.records import Outcome, existing, live_record, render
+from mgp.services.records import (
+    Outcome,
+    existing,
+    live_record,
+    readable,
+    refuse_merge_unless_raw,
+    render,
+)
 from mgp.validation import MgpError, validate
 from proposals.models import Proposal
 from proposals.services import withdraw_proposal
@@ -63,11 +70,13 @@ def write(agent: Agent, context: dict, request_id: str, payload: dict, *, key: s
         and shapes.parse_time(hint["if_match_updated_at"]) != current.updated_at
     ):
         raise MgpError("MGP_CONFLICT_UNRESOLVED", "if_match_updated_at does not match")
+    rule = readable(context, current)
     if strategy in ("dedupe", "reinforce"):
         resolution = "deduped" if strategy == "dedupe" else "reinforced"
         return Outcome(200, render(agent, context, record, resolution))
     content = memory["content"]
     if strategy == "merge":
+        refuse_merge_unless_raw(rule)
         content = _deep_merge(shapes.from_content(current.content), content)
     changes = {"content": shapes.to_content(agent.tenant_id, current.type, content)}
     for name in ("sensitivity", "confidence"):
@@ -112,7 +121,7 @@ def _create(agent: Agent, context: dict, key: str, body: dict, memory: dict, hin
         fields = shapes.memory_fields(agent.tenant_id, memory, dedupe_key=(hint or {}).get("dedupe_key", ""))
     except (KeyError, ValueError) as error:
         raise MgpError("MGP_INVALID_OBJECT", f"Cannot map the memory: {error}") from None
-    binding = register_source(agent, memory["source"], memory["memory_id"], key)
+    binding = register_source(agent, memory["source"])
     proposal = submit(
         agent,
         key,
@@ -160,7 +169,7 @@ def _update(
     extensions: dict | None = None,
 ) -> Outcome:
     source = source or record.source or {"kind": "system", "ref": "mgp"}
-    binding = register_source(agent, source, record.external_id, key)
+    binding = register_source(agent, source)
     proposal = submit(
         agent,
         key,
@@ -185,6 +194,8 @@ def _update(
     return finish(agent, context, proposal, operation="update", request_id=key, answer=answer)
 
 
+# Patch fields merged one level deep onto the stored ones (MGP); the rest are replaced.
+MERGED = ("content", "backend_ref", "extensions")
 MUTABLE = (
     "content",
     "sensitivity",
@@ -202,7 +213,10 @@ def update(agent: Agent, context: dict, request_id: str, payload: dict) -> Outco
     if replay:
         return replay
     record, current = existing(agent, payload["memory_id"])
+    rule = readable(context, current)
     patch = payload["patch"]
+    if any(isinstance(patch.get(name), dict) for name in MERGED):
+        refuse_merge_unless_raw(rule)
     for name in ("memory_id", "subject", "scope", "type"):
         if name in patch and patch[name] != _stored(record, current)[name]:
             raise MgpError(
@@ -217,7 +231,7 @@ def update(agent: Agent, context: dict, request_id: str, payload: dict) -> Outco
     stored = _stored(record, current)
     merged = dict(stored)
     for name, value in patch.items():
-        if name in ("content", "backend_ref", "extensions") and isinstance(value, dict):
+        if name in MERGED and isinstance(value, dict):
             merged[name] = {**(stored.get(name) or {}), **value}
         else:
             merged[name] = value

@@ -99,6 +99,9 @@ EXECUTOR_WRITES = {
     "proposals_dreamingrun": "INSERT, UPDATE (subject_id, plan, closed, closed_reason, closed_at)",
     "tenancy_agent": "INSERT",  # a tenant's system agent, on its first retention sweep
     "registrations_registration": "UPDATE (status, version, published_at, receipt_id, updated_at)",  # publish
+    # A purge removes the memory's MGP id and scrubs the MGP tasks naming it (mgp's memory_purged receiver).
+    "mgp_mgprecord": "DELETE",
+    "mgp_mgptask": "UPDATE (request, result, subject_kind, subject_id, updated_at)",
 }
 READ_ONLY = {"auth_permission", "django_content_type", "django_migrations"}  # written by migrate only
 GRANTS = {WEB: WEB_WRITES, EXECUTOR: EXECUTOR_WRITES}
