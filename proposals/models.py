@@ -412,6 +412,9 @@ class OutboxEntry(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     available_at = models.DateTimeField()
     lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # The PostgreSQL backend of the worker connection holding the lease (executor.leases).
+    lease_holder_pid = models.PositiveIntegerField(null=True, blank=True)
+    lease_holder_started_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
     requested_by = models.CharField(max_length=150, blank=True, help_text="Who requeued a dead entry")
     requeued_from = models.OneToOneField(
