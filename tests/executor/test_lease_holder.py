@@ -8,11 +8,11 @@ from django.db import connection
 
 from executor.leases import reclaim_orphaned
 from executor.models import Receipt
-from executor.services import apply_entries, lease_due_entries
+from executor.services import apply_entries, lease_due_entries, sweep_outbox
 from proposals.models import OutboxEntry
 from tests.factories import create_payload, make_evidence, submit, user_preference
 from tests.faults.harness import wait_until
-from tests.workers import connect_as
+from tests.workers import broker_messages, connect_as, empty_broker
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 WORKER = {"host": "test-host", "pid": 1, "task_id": "lease"}
@@ -85,3 +85,18 @@ def test_a_worker_that_lost_the_database_records_nothing_against_its_entries_and
     assert entries == [(OutboxEntry.Status.PENDING, 0, "")] * 2  # due at once: no backoff, no failure
     assert sorted(lease_due_entries(limit=100)) == ids
     assert apply_entries(entry_ids=ids, worker=WORKER) == 2
+
+
+@pytest.mark.services
+def test_the_coalesced_sweep_leases_nothing_and_publishes_one_nudge(agent, settings):
+    """No entry waits under a lease in a message a dead worker or an emptied Redis may have lost."""
+    assert settings.CUSTODIAN_NUDGE_COALESCE
+    _entries(agent, 3)
+    empty_broker()  # the submits' own nudges
+    try:
+        assert sweep_outbox() == []
+        assert set(OutboxEntry.objects.values_list("status", flat=True)) == {OutboxEntry.Status.PENDING}
+        messages = broker_messages()
+        assert [m["headers"]["argsrepr"] for m in messages] == ["()"], messages  # "apply what is due"
+    finally:
+        empty_broker()
