@@ -506,12 +506,14 @@ class Stack:
 
         wait_until(left, timeout=timeout, interval=0.1, what=what)
 
-    def receipt_lags(self, entry_ids: list[str], since: Any) -> list[float]:
-        """Seconds from ``since`` (a database clock reading) to each entry's receipt, for those after it."""
+    def receipt_lags(self, entry_ids: list[str], since: Any, until: Any = None) -> list[float]:
+        """Seconds from ``since`` (a database clock reading) to each entry's receipt written after it
+        (and before ``until``, when given)."""
         rows = self.rows(
             "SELECT extract(epoch FROM r.created_at - %s) FROM executor_receipt r"
-            " WHERE r.outbox_entry_id::text = ANY(%s) AND r.created_at >= %s",
-            (since, entry_ids, since),
+            " WHERE r.outbox_entry_id::text = ANY(%s) AND r.created_at >= %s"
+            " AND (%s::timestamptz IS NULL OR r.created_at < %s::timestamptz)",
+            (since, entry_ids, since, until, until),
         )
         return [float(lag) for (lag,) in rows]
 
