@@ -305,13 +305,16 @@ CUSTODIAN_CHECKPOINT_PUBLIC_KEY = os.environ.get("CUSTODIAN_CHECKPOINT_PUBLIC_KE
 CUSTODIAN_TOKEN_TTL_DAYS = int(os.environ.get("CUSTODIAN_TOKEN_TTL_DAYS", 90))
 
 # Executor tuning: how long a dispatched entry is leased before the sweep may
-# hand it out again, and how many attempts before it is dead-lettered.
+# hand it out again, and how many attempts before it is dead-lettered. On PostgreSQL the expiry
+# is only the backstop: an entry whose holder (the worker's connection) is gone is handed out
+# at the sweep's next tick (executor/leases.py).
 CUSTODIAN_OUTBOX_LEASE_SECONDS = int(os.environ.get("CUSTODIAN_OUTBOX_LEASE_SECONDS", 120))
 CUSTODIAN_OUTBOX_MAX_ATTEMPTS = int(os.environ.get("CUSTODIAN_OUTBOX_MAX_ATTEMPTS", 5))
 # How long an MGP write waits for the executor's receipt before answering 202 with a task.
 CUSTODIAN_MGP_WAIT_SECONDS = float(os.environ.get("CUSTODIAN_MGP_WAIT_SECONDS", 3))
-# The sweep leases up to SWEEP_BATCH due entries, keeping at most MAX_IN_FLIGHT under a live
-# lease, and hands them to workers EXECUTOR_BATCH at a time (one transaction per batch).
+# Without coalesced nudges, the sweep leases up to SWEEP_BATCH due entries, keeping at most
+# MAX_IN_FLIGHT under a live lease, and hands them to workers EXECUTOR_BATCH at a time (one
+# transaction per batch); coalesced, it publishes one nudge and workers lease their own batches.
 CUSTODIAN_OUTBOX_SWEEP_BATCH = int(os.environ.get("CUSTODIAN_OUTBOX_SWEEP_BATCH", 1000))
 CUSTODIAN_OUTBOX_MAX_IN_FLIGHT = int(os.environ.get("CUSTODIAN_OUTBOX_MAX_IN_FLIGHT", 1000))
 CUSTODIAN_EXECUTOR_BATCH = int(os.environ.get("CUSTODIAN_EXECUTOR_BATCH", 100))

@@ -4,26 +4,37 @@ Delivery is at least once (Celery with late acks plus the sweep); the effect
 is exactly once because applying an entry is one transaction that locks the
 entry, returns early if it is already done, and finishes by marking it done
 next to its receipt (``UNIQUE(receipt.outbox_entry)`` is the backstop).
+
+Leases only decide who tries an entry when (``executor.leases``): a worker
+leases entries as their holder, and the sweep takes over at once those whose
+holder the database says is gone (a killed worker, a restarted database), so
+recovery never waits for a lease to run out.
 """
 
 import logging
-from datetime import timedelta
+import time
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F, Q
+from django.db import Error, InterfaceError, OperationalError, connection, transaction
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from executor.applying import apply_batch
 from executor.chain import append_receipt
+from executor.leases import give_back, holder, no_holder, reclaim_orphaned
 from executor.models import ChainVerification, Receipt, ReceiptChain
 from executor.verification import verify_tenant
 from proposals.models import OutboxEntry, Proposal
-from proposals.services.outbox import clear_nudge, enqueue, nudge_due
+from proposals.services.outbox import clear_nudge, enqueue, nudge_due, publish_nudge
 
 logger = logging.getLogger(__name__)
 Outcome = Receipt.Outcome
+# How long a worker that lost the database waits for it before leaving its entries to the sweep;
+# below the task's soft time limit.
+OUTAGE_WAIT_SECONDS = 30
+_SHUTDOWN = ("57P01", "57P02", "57P03")  # admin_shutdown, crash_shutdown, cannot_connect_now
 
 
 def apply_entries(*, entry_ids: list[Any], worker: dict[str, Any]) -> int:
@@ -34,13 +45,27 @@ def apply_entries(*, entry_ids: list[Any], worker: dict[str, Any]) -> int:
 
     If the batch fails, each entry is retried alone, so one poison entry
     costs the others nothing: only its failure is recorded and, past the
-    attempt cap, only it is dead-lettered.
+    attempt cap, only it is dead-lettered. A failure that lost the database
+    is no entry's fault: nothing is recorded against them, they are given
+    back once the database answers again (``_give_back_after_outage``).
     """
-    pending, written = _claim(entry_ids), 0
+    try:
+        return _apply_claimed(_claim(entry_ids), worker)
+    except Error as exc:
+        if not _database_lost(exc):
+            raise
+        _give_back_after_outage(entry_ids)
+        return 0
+
+
+def _apply_claimed(pending: list[Any], worker: dict[str, Any]) -> int:
+    written = 0
     while pending:
         try:
             receipts, pending = apply_batch(pending, worker)
         except Exception as exc:
+            if _database_lost(exc):
+                raise
             if len(pending) == 1:
                 _record_failure(pending[0], exc)
                 return written
@@ -54,9 +79,51 @@ def _apply_alone(entry_id: Any, worker: dict[str, Any]) -> int:
     try:
         receipts, _ = apply_batch([entry_id], worker)
     except Exception as exc:
+        if _database_lost(exc):
+            raise
         _record_failure(entry_id, exc)
         return 0
     return len(receipts)
+
+
+def _database_lost(exc: Exception) -> bool:
+    """Whether ``exc`` says the connection to PostgreSQL was lost (an outage, no entry's fault).
+
+    The server ended the session (57P01-03), the connection failed (class 08), or the client
+    saw the socket go without a server error at all. A refused write, a deadlock or a
+    statement timeout is about the entries, and is recorded against them as before; so is
+    every error on SQLite.
+    """
+    if connection.vendor != "postgresql" or not isinstance(exc, Error):
+        return False
+    if isinstance(exc, InterfaceError):
+        return True
+    state = getattr(exc.__cause__, "sqlstate", None)
+    return isinstance(exc, OperationalError) and (state is None or state[:2] == "08" or state in _SHUTDOWN)
+
+
+def _give_back_after_outage(entry_ids: list[Any]) -> None:
+    """Wait (bounded, backing off) for the database, then make the entries due again and nudge.
+
+    If the database stays away, the sweep takes them over once it returns
+    (their holder, the connection that leased them, died with the outage).
+    """
+    delay, deadline = 0.5, time.monotonic() + OUTAGE_WAIT_SECONDS
+    logger.warning("lost the database while applying %s outbox entries; waiting for it", len(entry_ids))
+    while True:
+        try:
+            given_back = give_back(entry_ids=entry_ids)
+            break
+        except Error:
+            connection.close()
+            if time.monotonic() + delay > deadline:
+                logger.warning("the database is still away; the sweep takes the entries over once it is back")
+                return
+            time.sleep(delay)
+            delay = min(delay * 2, 4)
+    logger.info("the database is back: %s outbox entries are due again", given_back)
+    if given_back:
+        nudge_due()
 
 
 def _record_failure(entry_id: Any, exc: Exception) -> None:
@@ -98,6 +165,7 @@ def _claim(entry_ids: list[Any]) -> list[Any]:
         status=OutboxEntry.Status.DISPATCHED,
         lease_expires_at=now + timedelta(seconds=settings.CUSTODIAN_OUTBOX_LEASE_SECONDS),
         updated_at=now,
+        **holder(),
     )
     return claimed
 
@@ -112,24 +180,41 @@ def record_attempt_failure(*, entry_id: Any, error: str) -> None:
     entry.status = OutboxEntry.Status.PENDING
     entry.available_at = timezone.now() + timedelta(seconds=delay)
     entry.lease_expires_at = None
+    entry.lease_holder_pid = entry.lease_holder_started_at = None
     entry.last_error = error[:4000]
-    entry.save(update_fields=["status", "available_at", "lease_expires_at", "last_error", "updated_at"])
+    entry.save(
+        update_fields=[
+            "status",
+            "available_at",
+            "lease_expires_at",
+            "lease_holder_pid",
+            "lease_holder_started_at",
+            "last_error",
+            "updated_at",
+        ]
+    )
+
+
+def _due(now: datetime) -> QuerySet[OutboxEntry]:
+    """Entries anyone may take: pending and ready, or leased with the lease run out."""
+    return OutboxEntry.objects.filter(
+        Q(status=OutboxEntry.Status.PENDING, available_at__lte=now)
+        | Q(status=OutboxEntry.Status.DISPATCHED, lease_expires_at__lt=now)
+    )
 
 
 @transaction.atomic(durable=True)
-def lease_due_entries(*, limit: int) -> list[Any]:
-    """Lease due entries (pending and ready, or dispatched with an expired lease); return their ids.
+def lease_due_entries(*, limit: int, queued: bool = False) -> list[Any]:
+    """Lease due entries to this worker's connection (``executor.leases``); return their ids.
 
-    ``skip_locked`` lets several sweeps, and workers holding entries, run
-    side by side without waiting on each other.
+    ``queued``: the ids go into broker messages instead, so the lease has no
+    holder and only its expiry ends it. ``skip_locked`` lets several sweeps,
+    and workers holding entries, run side by side without waiting on each other.
     """
     now = timezone.now()
     due = (
-        OutboxEntry.objects.select_for_update(skip_locked=True)
-        .filter(
-            Q(status=OutboxEntry.Status.PENDING, available_at__lte=now)
-            | Q(status=OutboxEntry.Status.DISPATCHED, lease_expires_at__lt=now)
-        )
+        _due(now)
+        .select_for_update(skip_locked=True)
         .order_by("available_at")
         .values_list("id", flat=True)[:limit]
     )
@@ -138,6 +223,7 @@ def lease_due_entries(*, limit: int) -> list[Any]:
         status=OutboxEntry.Status.DISPATCHED,
         lease_expires_at=now + timedelta(seconds=settings.CUSTODIAN_OUTBOX_LEASE_SECONDS),
         updated_at=now,
+        **(no_holder() if queued else holder()),
     )
     return ids
 
@@ -159,6 +245,25 @@ def apply_nudged(*, worker: dict[str, Any]) -> int:
     return apply_entries(entry_ids=ids, worker=worker) if ids else 0
 
 
+def sweep_outbox() -> list[list[str]]:
+    """Take over the leases whose holder is gone, then dispatch what is due; return batches of ids to send.
+
+    Coalesced, the sweep leases nothing: it publishes one "apply what is
+    due" nudge, and the worker taking it leases a batch as its holder (and
+    passes the nudge on while more is due), so no entry sits under a lease
+    in a message a dead worker may have taken with it. Otherwise it leases
+    batches for messages that name them (``lease_for_sweep``).
+    """
+    reclaim_orphaned()
+    if settings.CUSTODIAN_NUDGE_COALESCE:
+        if _due(timezone.now()).exists():
+            publish_nudge()
+        return []
+    ids = [str(entry_id) for entry_id in lease_for_sweep()]
+    size = settings.CUSTODIAN_EXECUTOR_BATCH
+    return [ids[start : start + size] for start in range(0, len(ids), size)]
+
+
 def lease_for_sweep() -> list[Any]:
     """Lease what the sweep may dispatch now, keeping at most ``CUSTODIAN_OUTBOX_MAX_IN_FLIGHT``
     entries under a live lease, so a large backlog never waits in the queue until its leases expire.
@@ -167,7 +272,7 @@ def lease_for_sweep() -> list[Any]:
         status=OutboxEntry.Status.DISPATCHED, lease_expires_at__gte=timezone.now()
     ).count()
     room = min(settings.CUSTODIAN_OUTBOX_MAX_IN_FLIGHT - in_flight, settings.CUSTODIAN_OUTBOX_SWEEP_BATCH)
-    return lease_due_entries(limit=room) if room > 0 else []
+    return lease_due_entries(limit=room, queued=True) if room > 0 else []
 
 
 @transaction.atomic(durable=True)

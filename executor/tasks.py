@@ -43,14 +43,13 @@ def apply_entries_task(self, entry_ids: list[str]) -> None:
 
 @shared_task(name="executor.sweep_outbox", ignore_result=True)
 def sweep_outbox_task() -> int:
-    """Dispatch due entries in batches: the guarantee behind the on-commit nudge, and the backlog path."""
-    from executor.services import lease_for_sweep
+    """Dispatch what is due: the guarantee behind the on-commit nudge, the backlog path, and recovery."""
+    from executor.services import sweep_outbox
 
-    ids = [str(entry_id) for entry_id in lease_for_sweep()]
-    size = settings.CUSTODIAN_EXECUTOR_BATCH
-    for start in range(0, len(ids), size):
-        apply_entries_task.delay(ids[start : start + size])
-    return len(ids)
+    batches = sweep_outbox()
+    for batch in batches:
+        apply_entries_task.delay(batch)
+    return sum(map(len, batches))
 
 
 @shared_task(name="executor.verify_chain", acks_late=True, ignore_result=True)

@@ -395,7 +395,9 @@ class OutboxEntry(models.Model):
 
     ``release()`` writes it in the transaction that releases the proposal; the
     broker message is only a nudge, the executor's sweep re-dispatches anything
-    it missed.
+    it missed. A ``dispatched`` entry is leased until ``lease_expires_at``; on
+    PostgreSQL the worker connection that took it is named too, and the sweep
+    takes the entry over as soon as that connection is gone (``executor.leases``).
     """
 
     class Status(models.TextChoices):
@@ -412,6 +414,9 @@ class OutboxEntry(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     available_at = models.DateTimeField()
     lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # The PostgreSQL backend (pid, start) of the worker connection holding the lease.
+    lease_holder_pid = models.PositiveIntegerField(null=True, blank=True)
+    lease_holder_started_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
     requested_by = models.CharField(max_length=150, blank=True, help_text="Who requeued a dead entry")
     requeued_from = models.OneToOneField(

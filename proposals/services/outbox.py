@@ -97,6 +97,11 @@ def nudge_due() -> None:
         clear_nudge()
 
 
+def publish_nudge() -> None:
+    """Publish "apply what is due" whatever the key says (the sweep: one more message, never one fewer)."""
+    _send()
+
+
 def clear_nudge() -> None:
     """Let the next committed entry publish its own nudge; a worker calls this before it leases."""
     try:

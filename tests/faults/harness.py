@@ -488,6 +488,35 @@ class Stack:
     def wait_for_receipts(self, count: int, *, timeout: float) -> None:
         wait_until(lambda: self.receipts() >= count, timeout=timeout, what=f"{count} receipts", interval=0.25)
 
+    def clock(self) -> Any:
+        """The database's clock now (receipts are stamped with it): the moment something came back."""
+        return wait_until(
+            lambda: self.scalar_or_none("SELECT clock_timestamp()"), timeout=60, what="the database clock"
+        )
+
+    def wait_for_entries(self, entry_ids: list[str], *, timeout: float, what: str) -> None:
+        """Wait until every one of ``entry_ids`` is done (bounded)."""
+
+        def left() -> bool:
+            count = self.scalar_or_none(
+                "SELECT count(*) FROM proposals_outboxentry WHERE id::text = ANY(%s) AND status <> 'done'",
+                (entry_ids,),
+            )
+            return count == 0
+
+        wait_until(left, timeout=timeout, interval=0.1, what=what)
+
+    def receipt_lags(self, entry_ids: list[str], since: Any, until: Any = None) -> list[float]:
+        """Seconds from ``since`` (a database clock reading) to each entry's receipt written after it
+        (and before ``until``, when given)."""
+        rows = self.rows(
+            "SELECT extract(epoch FROM r.created_at - %s) FROM executor_receipt r"
+            " WHERE r.outbox_entry_id::text = ANY(%s) AND r.created_at >= %s"
+            " AND (%s::timestamptz IS NULL OR r.created_at < %s::timestamptz)",
+            (since, entry_ids, since, until, until),
+        )
+        return [float(lag) for (lag,) in rows]
+
     def verify_receipts(self) -> str:
         result = self.manage("verify_receipts", check=False)
         assert result.returncode == 0, f"verify_receipts exited {result.returncode}:\n{result.stderr}"
@@ -573,6 +602,18 @@ def assert_applied_exactly_once(
     retried = stack.scalar("SELECT count(*) FROM proposals_outboxentry WHERE attempts > 1")
     max_attempts = stack.scalar("SELECT coalesce(max(attempts), 0) FROM proposals_outboxentry")
     return {"retried_entries": retried, "max_attempts": max_attempts}
+
+
+def lag_summary(lags: list[float]) -> str:
+    """p50 / p99 / max of recovery lags, for the test output."""
+    if not lags:
+        return "no entries"
+    ordered = sorted(lags)
+
+    def at(q: float) -> float:
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+    return f"{len(ordered)} entries, p50 {at(0.5):.1f}s, p99 {at(0.99):.1f}s, max {ordered[-1]:.1f}s"
 
 
 def http(

@@ -3,19 +3,28 @@
 Workers recover on their own; while the database is down the web API answers
 503 ``application/problem+json`` with code ``service_unavailable``, never a
 traceback or a 500.
+
+The outbox lease is an hour here: the entries a worker held when the database went away must be
+taken over because the database ended their holder's session, never because a lease ran out.
+Every entry leased when it stopped must have its receipt within ``RECOVERY_BOUND`` of the
+database's return; the output reports the lags of those and of every entry unfinished then
+(which, behind a backlog, includes the time to drain it).
 """
 
 import random
 import time
+from typing import Any
 
 import pytest
 
-from tests.faults.harness import assert_applied_exactly_once, http, scaled, wait_until
+from tests.faults.harness import assert_applied_exactly_once, http, lag_summary, scaled, wait_until
 
 pytestmark = pytest.mark.faults
 
 PROPOSALS = scaled(200, 2000)
 RESTARTS = scaled(1, 3)
+LEASE_SECONDS = 3600
+RECOVERY_BOUND = 90
 
 
 def _assert_service_unavailable(status, content_type, body, what):
@@ -28,7 +37,7 @@ def _assert_service_unavailable(status, content_type, body, what):
 
 
 def test_postgres_restart_mid_run_recovers_and_the_api_answers_503(make_stack):
-    stack = make_stack(max_attempts=25)
+    stack = make_stack(max_attempts=25, lease_seconds=LEASE_SECONDS)
     token = stack.helper("setup")["token"]
     web, port = stack.web()
     wait_until(
@@ -40,9 +49,12 @@ def test_postgres_restart_mid_run_recovers_and_the_api_answers_503(make_stack):
     started = time.monotonic()
     worker = stack.worker()
     restarts, answered = [], 0
+    held_lags: list[float] = []
+    outages: list[tuple[Any, Any, list[str]]] = []  # (stopped, back, unfinished then), database clock
     for n in range(1, RESTARTS + 1):
         target = PROPOSALS * n // (RESTARTS + 2)
         wait_until(lambda target=target: stack.receipts() >= target, timeout=180, what=f"{target} receipts")
+        held, stopped_at = _entries(stack, "status = 'dispatched'"), stack.clock()
         stack.pg.stop("fast")
         down_started = time.monotonic()
         down_for = random.uniform(3.0, 5.0)
@@ -66,19 +78,33 @@ def test_postgres_restart_mid_run_recovers_and_the_api_answers_503(make_stack):
             time.sleep(0.2)
         stack.pg.start()
         back, down_seconds, at_restart = time.monotonic(), time.monotonic() - down_started, stack.receipts()
+        back_at, unfinished = stack.clock(), _entries(stack, "status NOT IN ('done', 'dead')")
         wait_until(
             lambda at_restart=at_restart: stack.receipts() > at_restart,
             timeout=90,
             what="the first receipt after PostgreSQL came back",
         )
+        first = time.monotonic() - back
+        stack.wait_for_entries(
+            held,
+            timeout=RECOVERY_BOUND,
+            what=f"the {len(held)} entries leased when PostgreSQL stopped (lease {LEASE_SECONDS}s)",
+        )
+        held_lags += stack.receipt_lags([e for e in held if e in unfinished], back_at)
+        outages.append((stopped_at, back_at, unfinished))
         restarts.append(
-            f"#{n}: stopped at {at_restart} receipts, down {down_seconds:.1f}s,"
-            f" first new receipt {time.monotonic() - back:.1f}s after restart"
+            f"#{n}: stopped at {at_restart} receipts, {len(held)} entries leased, down {down_seconds:.1f}s,"
+            f" first new receipt {first:.1f}s after restart"
         )
         assert worker.running and web.running
 
     stack.wait_for_receipts(PROPOSALS, timeout=scaled(240, 1200))
     duration = time.monotonic() - started
+    unfinished_lags = [  # each receipt timed from the last return before it
+        lag
+        for (_, back_at, unfinished), after in zip(outages, [*outages[1:], None], strict=True)
+        for lag in stack.receipt_lags(unfinished, back_at, after[0] if after else None)
+    ]
     status, _, body = http(port, "GET", "/api/v1/proposals/?status=applied", token=token)
     assert status == 200, body  # the web process recovered on its own as well
     worker.stop()
@@ -91,8 +117,14 @@ def test_postgres_restart_mid_run_recovers_and_the_api_answers_503(make_stack):
         f" drained in {duration:.1f}s; {'; '.join(restarts)}; {answered} API requests during outages,"
         f" all 503 problem+json service_unavailable; {failed_tasks} OperationalError lines in the worker log;"
         f" {numbers['retried_entries']} entries retried"
-        f" (max attempts {numbers['max_attempts']}); verify_receipts: {verified}"
+        f" (max attempts {numbers['max_attempts']}); from PostgreSQL's return to the receipt:"
+        f" entries leased at the stop {lag_summary(held_lags)}, every unfinished entry"
+        f" {lag_summary(unfinished_lags)}; verify_receipts: {verified}"
     )
+
+
+def _entries(stack, condition: str) -> list[str]:
+    return [entry for (entry,) in stack.rows(f"SELECT id::text FROM proposals_outboxentry WHERE {condition}")]
 
 
 def _get_status(port: int, token: str) -> int:
