@@ -10,7 +10,7 @@ import uuid
 
 from django.db import models
 
-from core.models import AppendOnlyModel
+from core.models import AppendOnlyModel, AppendOnlyQuerySet
 from proposals.models import Proposal
 from tenancy.models import Agent, Tenant
 
@@ -78,6 +78,17 @@ class MgpTask(models.Model):
         return {"kind": self.subject_kind, "id": self.subject_id} if self.subject_kind else None
 
 
+class MgpEventQuerySet(AppendOnlyQuerySet):
+    def blank_targets(self) -> int:
+        """Blank the MGP memory id these events name (a purge's scrub); the one change they ever take.
+
+        A PostgreSQL trigger (migration 0003) lets exactly this UPDATE through.
+        """
+        return models.QuerySet.update(self, target="")
+
+    blank_targets.alters_data = True  # type: ignore[attr-defined]  # templates must not call it
+
+
 class MgpEvent(AppendOnlyModel):
     """An MGP call's outcome that no proposal or access event records.
 
@@ -85,7 +96,8 @@ class MgpEvent(AppendOnlyModel):
     validation errors) and bulk reads (export, sync). Proposals (denied ones
     included) and access events (not-found and denied reads included) audit
     the rest; with these rows every MGP decision is in the audit stream. The
-    subject id is kept only as a keyed digest, as access events keep it.
+    subject id is kept only as a keyed digest, as access events keep it; the
+    MGP memory id named is blanked when that memory is purged.
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -101,6 +113,8 @@ class MgpEvent(AppendOnlyModel):
     policy_context = models.JSONField(default=dict)
     correlation_id = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = MgpEventQuerySet.as_manager()  # type: ignore[misc]  # append-only, plus blank_targets()
 
     class Meta:
         indexes = [models.Index(fields=["tenant", "created_at"], name="mgp_event_recent_idx")]

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from mgp.models import MgpRecord, MgpTask
+from mgp.models import MgpEvent, MgpRecord, MgpTask
 
 
 def scrub_purged(*, tenant_id: Any, memory_ids: list, **_: Any) -> dict[str, int]:
@@ -14,8 +14,9 @@ def scrub_purged(*, tenant_id: Any, memory_ids: list, **_: Any) -> dict[str, int
     transaction (as its database role). Records hold the client's memory id,
     ``source`` and ``extensions``; a task about the memory holds its stored
     context (the subject), its answer (the MGP id) and whom it acted for; an
-    import's result lists the MGP ids it wrote. Tasks stay, as refusals and
-    receipts do, with only the Custodian memory id left.
+    import's result lists the MGP ids it wrote; a refusal's audit row names
+    the MGP id it was about. Tasks and refusals stay, as receipts do, with
+    only the Custodian memory id (tasks) or nothing (refusals) left.
     """
     records = MgpRecord.objects.filter(tenant_id=tenant_id, memory_id__in=memory_ids)
     external_ids = set(records.values_list("external_id", flat=True))
@@ -32,7 +33,9 @@ def scrub_purged(*, tenant_id: Any, memory_ids: list, **_: Any) -> dict[str, int
             updated_at=now,
         )
     scrubbed += _drop_from_imports(tenant_id, external_ids, now)
-    return {"mgp.MgpRecord": records.delete()[0], "mgp.MgpTask": scrubbed}
+    named = external_ids | {str(memory_id) for memory_id in memory_ids}
+    blanked = MgpEvent.objects.filter(tenant_id=tenant_id, target__in=named).blank_targets()
+    return {"mgp.MgpRecord": records.delete()[0], "mgp.MgpTask": scrubbed, "mgp.MgpEvent": blanked}
 
 
 def _drop_from_imports(tenant_id: Any, external_ids: set, now) -> int:

@@ -1,7 +1,8 @@
 """A purge over REST takes what MGP kept about the memory too: its id, extensions, tasks and subject.
 
 The memory is written, updated and imported over MGP (an external id, vendor
-extensions, write and import tasks acting for its subject), then deleted and
+extensions, write and import tasks acting for its subject, a refusal naming
+its id in the MGP audit), then deleted and
 purged over REST; every table is scanned afterwards, as the lifecycle tests
 scan after a REST-only purge.
 """
@@ -9,18 +10,20 @@ scan after a REST-only purge.
 import contextlib
 import uuid
 
+import psycopg
 import pytest
 from django.core.management import call_command
 
 from executor.models import Receipt
 from memory_core.models import Memory
-from mgp.models import MgpRecord, MgpTask
+from mgp.models import MgpEvent, MgpRecord, MgpTask
 from proposals.models import Proposal
 from tenancy.services import grant_delegation
 from tests.database_scan import tables_holding
 from tests.executor.test_roles_run_the_app import connected_as
 from tests.factories import AgentHandle, apply_released, approve, make_person, owner_context
 from tests.mgp.conftest import call, memory, settle
+from tests.workers import connect_as
 
 GRANT_TABLES = ["tenancy_delegation", "tenancy_historicaldelegation"]
 
@@ -46,7 +49,7 @@ def _over_rest(handle: AgentHandle, verb: str, row: Memory, subject: dict, revie
 
 
 def _written_over_mgp(handle: AgentHandle, secrets: dict, subject: dict) -> Memory:
-    """A memory with extensions, a write task, an extensions-only update and an async import of it."""
+    """A memory with extensions, a write task, a refused rename, an extensions-only update and an import."""
     mem = memory(
         secrets["external_id"],
         subject=subject,
@@ -59,6 +62,10 @@ def _written_over_mgp(handle: AgentHandle, secrets: dict, subject: dict) -> Memo
     )
     assert done.json()["data"]["task"]["status"] == "completed", done.json()
     stored = Memory.objects.get()
+    renamed = {"memory_id": secrets["external_id"], "patch": {"type": "semantic_fact"}}
+    refused = call(handle, "update", renamed, "update", subject=subject)
+    assert refused.status_code == 400, refused.json()
+    assert MgpEvent.objects.filter(target=secrets["external_id"]).exists()  # the refusal names the id
     patch = {"extensions": {"acme:note": secrets["extension"]}}
     update = call(
         handle, "update", {"memory_id": secrets["external_id"], "patch": patch}, "update", subject=subject
@@ -114,3 +121,20 @@ def test_the_executor_role_purges_what_mgp_kept(runtime):
     """The purge applied by the executor connected as ``custodian_executor``: its grants suffice."""
     call_command("setup_db_roles", verbosity=0)
     _purge_leaves_nothing(runtime, executor=lambda: connected_as("custodian_executor"))
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_only_change_to_an_mgp_event_is_the_executors_purge_scrub_of_its_target(runtime):
+    call_command("setup_db_roles", verbosity=0)
+    refused = call(runtime, "update", {"memory_id": "mem_nowhere", "patch": {"type": "x"}}, "update")
+    assert refused.status_code >= 400 and MgpEvent.objects.filter(target="mem_nowhere").exists()
+    for role in (None, "custodian_web", "custodian_executor"):
+        with connect_as(role) as conn:
+            for statement in ("UPDATE mgp_mgpevent SET code = 'rewritten'", "DELETE FROM mgp_mgpevent"):
+                with pytest.raises((psycopg.errors.InsufficientPrivilege, psycopg.errors.RaiseException)):
+                    conn.execute(statement)
+    with connect_as("custodian_web") as web, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        web.execute("UPDATE mgp_mgpevent SET target = ''")
+    with connect_as("custodian_executor") as executor:
+        assert executor.execute("UPDATE mgp_mgpevent SET target = '' WHERE target <> ''").rowcount == 1

@@ -102,6 +102,7 @@ EXECUTOR_WRITES = {
     # A purge removes the memory's MGP id and scrubs the MGP tasks naming it (mgp's memory_purged receiver).
     "mgp_mgprecord": "DELETE",
     "mgp_mgptask": "UPDATE (request, result, subject_kind, subject_id, updated_at)",
+    "mgp_mgpevent": "UPDATE (target)",  # and blanks the MGP id the refusals named (append-only otherwise)
 }
 READ_ONLY = {"auth_permission", "django_content_type", "django_migrations"}  # written by migrate only
 GRANTS = {WEB: WEB_WRITES, EXECUTOR: EXECUTOR_WRITES}
