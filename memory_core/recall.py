@@ -364,9 +364,10 @@ def _as_of(agent: Agent, query: RecallQuery, states: list[str]) -> QuerySet:
     memory only: still recallable (one primary-key probe) and the newest
     revision valid at that moment (one probe of ``memory_history_valid_at_idx``).
     Neither check reads the tenant's other memories, so the cost follows the
-    matches, not the tenant's size. The newest-revision check leaves out the
-    subject, scope, type and tenant filters: a create sets them and no revision
-    changes them, so every row of one memory agrees on them.
+    matches, not the tenant's size. The newest-revision check takes no other
+    filter: the row served must be the memory as it was at that moment, and
+    must itself match the query's filters (a reviewed move may have changed its
+    subject, scope or type since).
     """
     recallable = Memory.objects.filter(pk=OuterRef("id"), tenant_id=agent.tenant_id, state__in=states)
     if not query.include_inactive:
