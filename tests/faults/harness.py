@@ -106,6 +106,17 @@ def log_tail(path: Path, lines: int = 60) -> str:
     )
 
 
+def log_lines(path: Path, markers: tuple[str, ...], limit: int = 80) -> str:
+    """The first ``limit`` lines of ``path`` holding any of ``markers`` (the errors a tail scrolls past)."""
+    if not path.exists():
+        return f"({path.name}: no log)"
+    lines = path.read_text(errors="replace").splitlines()
+    found = [line for line in lines if any(marker in line for marker in markers)]
+    return f"--- {path.name}: {len(found)} lines with {', '.join(markers)} (first {limit}) ---\n" + "\n".join(
+        found[:limit]
+    )
+
+
 class Process:
     """A subprocess in its own session, logging to a file; stopped by process group."""
 
@@ -457,7 +468,33 @@ class Stack:
 
     def logs(self) -> str:
         names = ["worker.log", "web.log", "redis.log"]
-        return "\n".join(log_tail(self.root / name) for name in names) + "\n" + log_tail(self.pg.logfile, 30)
+        return "\n".join(
+            [
+                self.database_state(),
+                log_lines(self.root / "worker.log", ("WARNING", "ERROR", "Traceback", "Error:")),
+                *(log_tail(self.root / name) for name in names),
+                log_tail(self.pg.logfile, 30),
+            ]
+        )
+
+    def database_state(self) -> str:
+        """The sessions, their locks and the outbox by state: what a stalled drain is waiting on."""
+        queries = {
+            "sessions": "SELECT pid, usename, state, backend_start, xact_start, wait_event_type, wait_event,"
+            " left(query, 120) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            "blocked by": "SELECT pid, pg_blocking_pids(pid) FROM pg_stat_activity"
+            " WHERE cardinality(pg_blocking_pids(pid)) > 0",
+            "outbox": "SELECT status, lease_holder_pid, lease_holder_started_at, count(*), max(attempts),"
+            " min(available_at) FROM proposals_outboxentry GROUP BY 1, 2, 3 ORDER BY 1, 2",
+        }
+        lines = ["--- database state ---"]
+        for name, sql in queries.items():
+            try:
+                lines += [f"{name}:", *(f"  {row}" for row in self.rows(sql))]
+            except psycopg.Error as exc:
+                lines.append(f"{name}: unavailable ({exc})")
+        return "\n".join(lines)
 
     # --- reading the database -------------------------------------------------------------------------
     def db(self) -> psycopg.Connection:
