@@ -310,6 +310,8 @@ CUSTODIAN_TOKEN_TTL_DAYS = int(os.environ.get("CUSTODIAN_TOKEN_TTL_DAYS", 90))
 # at the sweep's next tick (executor/leases.py).
 CUSTODIAN_OUTBOX_LEASE_SECONDS = int(os.environ.get("CUSTODIAN_OUTBOX_LEASE_SECONDS", 120))
 CUSTODIAN_OUTBOX_MAX_ATTEMPTS = int(os.environ.get("CUSTODIAN_OUTBOX_MAX_ATTEMPTS", 5))
+# A holder whose connection sits idle this long with entries still leased works on none of them.
+CUSTODIAN_OUTBOX_IDLE_HOLDER_SECONDS = int(os.environ.get("CUSTODIAN_OUTBOX_IDLE_HOLDER_SECONDS", 30))
 # How long an MGP write waits for the executor's receipt before answering 202 with a task.
 CUSTODIAN_MGP_WAIT_SECONDS = float(os.environ.get("CUSTODIAN_MGP_WAIT_SECONDS", 3))
 # Without coalesced nudges, the sweep leases up to SWEEP_BATCH due entries, keeping at most

@@ -5,6 +5,8 @@ connection it took them on (``pg_backend_pid()`` plus that backend's start time,
 never passes for it). PostgreSQL ends a backend as soon as its client's socket closes (a
 SIGKILLed worker) and ends every backend when it restarts, so "the holder is gone" is a fact the
 database states at once, not a timeout: the sweep hands such entries out again on its next tick.
+So is a holder whose connection has sat idle, outside any transaction, since well after it took
+the lease: its process lives (a task that failed between lease and apply) but works on nothing.
 The lease's expiry stays as the backstop (a holder alive but stuck, a connection pooler in
 between), and is the only rule where there is no backend to ask (SQLite, the embedded mode) and
 for entries that only sit in a broker message.
@@ -16,6 +18,7 @@ its rows, drops those already done and lets one receipt exist per entry.
 
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import BooleanField, DateTimeField, F, Func, IntegerField, QuerySet
 from django.utils import timezone
@@ -38,18 +41,24 @@ class _BackendStart(Func):
 
 
 class _HolderGone(Func):
-    """True for a row whose holder backend (pid, start) no longer exists.
+    """True for a row whose holder backend (pid, start) no longer exists, or sits idle.
 
-    Run as the role the workers use: another role's sessions hide their start time, which only
-    ever makes a live holder look gone.
+    A worker holds its lease inside work: from the lease to the apply its connection is busy or
+    in a transaction but for an instant. One idle (no transaction) for ``idle_seconds`` after
+    taking the lease has stopped working on it, however it got there, while its process lives on
+    and keeps the connection open. Run as the role the workers use: another role's sessions hide
+    their start time, which only ever makes a live holder look gone.
     """
 
-    template = "NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = %(expressions)s)"
+    template = (
+        "NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = %(expressions)s"
+        " AND NOT (a.state = 'idle' AND a.state_change < now() - %(idle_seconds)d * interval '1 second'))"
+    )
     arg_joiner = " AND a.backend_start = "
     output_field = BooleanField()
 
-    def __init__(self) -> None:
-        super().__init__(F("lease_holder_pid"), F("lease_holder_started_at"))
+    def __init__(self, *, idle_seconds: int) -> None:
+        super().__init__(F("lease_holder_pid"), F("lease_holder_started_at"), idle_seconds=int(idle_seconds))
 
 
 def holder() -> dict[str, Any]:
@@ -76,7 +85,9 @@ def reclaim_orphaned() -> int:
     orphaned = OutboxEntry.objects.filter(
         status=OutboxEntry.Status.DISPATCHED, lease_holder_pid__isnull=False
     )
-    return _make_pending(orphaned.filter(_HolderGone()))
+    return _make_pending(
+        orphaned.filter(_HolderGone(idle_seconds=settings.CUSTODIAN_OUTBOX_IDLE_HOLDER_SECONDS))
+    )
 
 
 @transaction.atomic(durable=True)

@@ -51,8 +51,9 @@ def apply_entries(*, entry_ids: list[Any], worker: dict[str, Any]) -> int:
     """
     try:
         return _apply_claimed(_claim(entry_ids), worker)
-    except Error as exc:
+    except Exception as exc:
         if not _database_lost(exc):
+            _record_failures(entry_ids, exc)
             raise
         _give_back_after_outage(entry_ids)
         return 0
@@ -124,6 +125,20 @@ def _give_back_after_outage(entry_ids: list[Any]) -> None:
     logger.info("the database is back: %s outbox entries are due again", given_back)
     if given_back:
         nudge_due()
+
+
+def _record_failures(entry_ids: list[Any], exc: Exception) -> None:
+    """Put a failed batch back for a later attempt, so no entry stays leased to a task that ended.
+
+    Best effort: if the database refuses even this, the sweep takes the entries over once their
+    holder's connection is gone or idle (``executor.leases``).
+    """
+    for entry_id in entry_ids:
+        try:
+            _record_failure(entry_id, exc)
+        except Exception:
+            logger.exception("could not record the failure of outbox entry %s", entry_id)
+            return
 
 
 def _record_failure(entry_id: Any, exc: Exception) -> None:

@@ -171,3 +171,24 @@ def test_receipts_cannot_be_changed_or_deleted_through_the_orm(agent, applied_me
         Receipt.objects.update(outcome="stale")
     with pytest.raises(TypeError):
         Receipt.objects.all().delete()
+
+
+def test_a_batch_that_fails_outside_any_entry_is_put_back_not_left_leased(agent, monkeypatch):
+    """A failure before the apply (the claim itself) records an attempt: nothing stays leased to a task
+    that ended."""
+    from executor import services
+
+    proposal = submit(agent.agent, create_payload(user_preference(), [make_evidence(agent.agent)]))
+    ids = services.lease_due_entries(limit=10)
+    assert [str(i) for i in ids] == [str(OutboxEntry.objects.get(proposal=proposal).pk)]
+
+    def claim_fails(entry_ids):
+        raise RuntimeError("claim failed")
+
+    monkeypatch.setattr(services, "_claim", claim_fails)
+    with pytest.raises(RuntimeError):
+        services.apply_entries(entry_ids=ids, worker=WORKER)
+    entry = OutboxEntry.objects.get(proposal=proposal)
+    assert entry.status == OutboxEntry.Status.PENDING
+    assert entry.last_error == "RuntimeError: claim failed"
+    assert (entry.lease_expires_at, entry.lease_holder_pid) == (None, None)

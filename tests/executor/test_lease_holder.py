@@ -75,6 +75,19 @@ def test_entries_held_by_a_live_connection_stay_with_it(agent):
         release.set()
 
 
+def test_a_live_holder_idle_past_the_bound_is_taken_over(agent, settings):
+    """A worker whose task ended between lease and apply keeps its connection open, working on nothing."""
+    settings.CUSTODIAN_OUTBOX_IDLE_HOLDER_SECONDS = 1
+    ids = _entries(agent, 2)
+    release = threading.Event()
+    try:
+        assert _lease_in_another_connection(then_close=True, hold=release) == ids
+        wait_until(lambda: reclaim_orphaned(), timeout=30, what="the idle holder's entries to be reclaimed")
+        assert sorted(lease_due_entries(limit=100)) == ids
+    finally:
+        release.set()
+
+
 def test_a_worker_that_lost_the_database_records_nothing_against_its_entries_and_gives_them_back(agent):
     ids = _entries(agent, 2)
     assert sorted(lease_due_entries(limit=100)) == ids  # held by this connection
