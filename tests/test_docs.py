@@ -15,17 +15,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CITING = ["README.md", "bench/README.md", *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").rglob("*.md"))]
+PAGES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").rglob("*.md"))
+CITING = ["README.md", "bench/README.md", *PAGES]
 # Read for wording only: the dated record keeps the paths that were true when it was written.
 WORDING_ONLY = ["bench/HISTORY.md"]
-EXTENSIONS = (".py", ".md", ".toml", ".yml", ".yaml", ".txt", ".json", ".jsonl", ".js", ".html", ".cfg", ".lua")
+EXTENSIONS = (".py", ".md", ".toml", ".yml", ".yaml", ".txt", ".json", ".jsonl", ".js", ".html", ".cfg")
 # Made by running things, never committed: a fresh clone has none of them.
 GENERATED = ("var/", "bench/results/logs/", "test-artifacts/", "staticfiles/")
 
 FENCE = re.compile(r"^```.*?^```", re.M | re.S)
 CODE_SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 ISSUE_WORDING = re.compile(
-    r"\bissues? ?#?\d+|(?<![\w&/#])#\d+\b|\b(?:this|last|next) (?:session|round)\b|\bhelper (?:session|branch)",
+    r"\bissues? ?#?\d+"  # "issue 16", "issue #16"
+    r"|(?<![\w&/#])#\d+\b"  # "#16" in prose (not an anchor, an entity or "#a..#b")
+    r"|\b(?:this|last|next) (?:session|round)\b|\bhelper (?:session|branch)",
     re.I,
 )
 
@@ -92,7 +95,7 @@ def test_the_extractor_finds_paths_and_leaves_the_rest(tmp_path):
 
 
 def test_the_wording_check_catches_issue_numbers_and_sessions():
-    lines = "As issue 16 says.\nSee #42.\nMeasured this session.\nRule #N and `docs/x.md#anchor` and #a..#b.\n"
+    lines = "As issue 16 says.\nSee #42.\nMeasured this session.\nRule #N, `docs/x.md#anchor`, #a..#b.\n"
     assert work_tracker_wording(lines) == ["As issue 16 says.", "See #42.", "Measured this session."]
 
 
