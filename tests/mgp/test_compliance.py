@@ -110,7 +110,7 @@ def test_mgp_compliance_suite_passes(tmp_path):
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)
 def test_mgp_compliance_suite_passes_on_postgresql_and_redis(tmp_path):
-    """On this session's test database and Redis, web and worker connected as their least-privilege roles."""
+    """On the test run's database and Redis, web and worker connected as their least-privilege roles."""
     import redis
     from django.conf import settings
     from django.core.management import call_command
