@@ -3,7 +3,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint fmt migrate clean fuzz faults bench bench-smoke
+.PHONY: run test lint fmt migrate clean fuzz faults bench bench-smoke docs
 
 # requirements.txt installs ./client (custodian-client) as a copy: reinstall when it changes.
 $(BIN)/.installed: requirements.txt client/pyproject.toml $(wildcard client/custodian_client/*.py)
@@ -51,6 +51,10 @@ bench: $(BIN)/.installed
 
 bench-smoke: $(BIN)/.installed
 	$(BIN)/python -m bench --scale smoke --out var/bench-smoke $(BENCH_ARGS)
+
+# The documentation site (mkdocs.yml, docs/), built strictly: a broken link or anchor fails it.
+docs: $(BIN)/.installed
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir var/site
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/lint-imports && $(BIN)/mypy

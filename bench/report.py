@@ -282,7 +282,7 @@ def floor_ratios(results: dict) -> list[dict]:
 
 
 def _postgres_memory(results: dict) -> list[str]:
-    """Say whether the recall tenant fit in PostgreSQL's own cache per size (README: PostgreSQL settings)."""
+    """Say whether the recall tenant fit in PostgreSQL's own cache per size (docs/operations.md)."""
     rows = [
         (int(size), row["postgres_memory"])
         for size, row in results.get("recall", {}).get("sizes", {}).items()

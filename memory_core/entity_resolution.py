@@ -1,7 +1,7 @@
 """Tiered entity resolution: how sure are we that a mention names a known entity?
 
 Pure and bounded (no database): callers pass the tenant's known entities,
-already narrowed to a few hundred by kind. The tiers follow issue 17:
+already narrowed to a few hundred by kind. The tiers:
 
 - ``exact``: equal after normalisation (case, accents, punctuation,
   whitespace, a legal suffix) to a name or alias → the caller may resolve it

@@ -47,7 +47,7 @@ from registrations.compiled import ActiveRegistration
 from registrations.selectors import active_registration
 
 # Candidates reranked together. 50 served the quality set exactly as 100 did (recall@10 0.73,
-# every category the same; bench/README.md) at half the rows shipped, decided and scored.
+# every category the same; bench/HISTORY.md) at half the rows shipped, decided and scored.
 WINDOW = 50
 DENSE_POOL = 1000  # lexical candidates the dense first stage reorders (a multiple of WINDOW)
 ACTIVATION_DAYS = 30  # the use history activation reads (a read 30 days old weighs 30^-0.5 ≈ 0.18)

@@ -17,7 +17,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 
 def connect_as(role: str | None = None):
-    """Return an autocommit psycopg connection to this session's test database as ``role`` (None: owner)."""
+    """Return an autocommit psycopg connection to the test run's database as ``role`` (None: owner)."""
     import psycopg
 
     db = connection.settings_dict

@@ -78,7 +78,7 @@ def _buffers_against_tenant() -> dict:
 
     Recall visits one heap page per candidate; below this size the pages come
     from the operating system instead of PostgreSQL's own cache, several times
-    slower (README, "PostgreSQL settings"). The report names both.
+    slower (docs/operations.md, "PostgreSQL settings"). The report names both.
     """
     with connection.cursor() as cursor:
         cursor.execute(

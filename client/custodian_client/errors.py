@@ -106,7 +106,7 @@ class ProposalDenied(CustodianError):
         return list(self.body.get("reason_codes", []))
 
 
-# The stable codes of Custodian's REST API (README, "REST API").
+# The stable codes of Custodian's REST API (docs/api.md).
 class MalformedJson(BadRequest):
     """The body is not strict JSON."""
 

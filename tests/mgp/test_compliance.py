@@ -4,7 +4,7 @@ A real server and executor (``bin/run-all`` on the embedded default, in a
 fresh var/ folder) with a fresh tenant and agent token under the MGP policy
 profile; the suite's runner (``../shared/mgp/run-compliance``) creates its
 own venv from its lock file. Every test must pass except the deliberate
-differences the README lists (``DEVIATIONS``).
+differences docs/mgp.md lists (``DEVIATIONS``).
 """
 
 import os
@@ -21,7 +21,7 @@ import pytest
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 SUITES = [BASE_DIR.parent / "shared" / "mgp", Path("/work/shared/mgp")]
-# Compliance tests Custodian fails on purpose (README, "MGP", deliberate differences): none today.
+# Compliance tests Custodian fails on purpose (docs/mgp.md, "Deliberate differences"): none today.
 DEVIATIONS: dict[str, str] = {}
 EXPECTED = 49
 
@@ -110,7 +110,7 @@ def test_mgp_compliance_suite_passes(tmp_path):
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)
 def test_mgp_compliance_suite_passes_on_postgresql_and_redis(tmp_path):
-    """On this session's test database and Redis, web and worker connected as their least-privilege roles."""
+    """On the test run's database and Redis, web and worker connected as their least-privilege roles."""
     import redis
     from django.conf import settings
     from django.core.management import call_command
