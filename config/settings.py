@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "registrations",
     "memory_core",
     "proposals",
+    "maintenance",
     "reviews",
     "executor",
     "mgp",

@@ -7,12 +7,12 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from executor.api import ReceiptDetailApi, ReceiptListApi
+from maintenance.dreaming.api import DreamingRunListApi
 from memory_core.api import MemoryDetailApi, RecallFeedbackApi, RecallSearchApi
 from memory_core.audit_api import AuditEventListApi
 from mgp.views import ReadyzApi
 from proposals.api import ProposalAmendApi, ProposalCollectionApi, ProposalDetailApi, ProposalWithdrawApi
 from proposals.batch_api import ProposalBatchSubmitApi
-from proposals.dreaming_api import DreamingRunListApi
 from proposals.evidence_api import (
     EvidenceDetailApi,
     EvidenceInvalidateApi,

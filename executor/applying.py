@@ -25,6 +25,7 @@ from executor.dreaming import close_stale, window_member_ids, window_refusal
 from executor.graph import entity_hash, link_hash
 from executor.models import Receipt
 from executor.records import bind_memory_rows
+from maintenance.compaction import RESUMMARY_KEY, propose_resummaries
 from memory_core.lifecycle import InvalidTransition, next_state
 from memory_core.models import Entity, Memory
 from memory_core.mutations import (
@@ -45,7 +46,6 @@ from proposals.gates import failed_gates
 from proposals.models import DreamingRun, OutboxEntry, Proposal, ProposalEvidence
 from proposals.services import escalate_to_review, record_executions, scrub_purged_content
 from proposals.services.compaction import compaction_refusal
-from proposals.services.compaction_sweep import RESUMMARY_KEY, propose_resummaries
 from proposals.services.entities import entity_refusal
 from proposals.services.linking import link_refusal
 from registrations.activation import activate
