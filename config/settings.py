@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "memory_core",
     "proposals",
     "maintenance",
+    "observations",
     "reviews",
     "executor",
     "mgp",

@@ -11,6 +11,7 @@ from maintenance.dreaming.api import DreamingRunListApi
 from memory_core.api import MemoryDetailApi, RecallFeedbackApi, RecallSearchApi
 from memory_core.audit_api import AuditEventListApi
 from mgp.views import ReadyzApi
+from observations.api import ObservationApi, ObservationBatchApi
 from proposals.api import ProposalAmendApi, ProposalCollectionApi, ProposalDetailApi, ProposalWithdrawApi
 from proposals.batch_api import ProposalBatchSubmitApi
 from proposals.evidence_api import (
@@ -19,7 +20,6 @@ from proposals.evidence_api import (
     EvidenceRegisterApi,
     EvidenceRevisionAddApi,
 )
-from proposals.observation_api import ObservationApi, ObservationBatchApi
 from reviews.api import DecisionCreateApi, ReviewQueueApi
 from reviews.views import ThrottledLoginView
 
