@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "proposals",
     "maintenance",
     "observations",
+    "provenance",
     "reviews",
     "executor",
     "mgp",

@@ -14,7 +14,7 @@ from mgp.views import ReadyzApi
 from observations.api import ObservationApi, ObservationBatchApi
 from proposals.api import ProposalAmendApi, ProposalCollectionApi, ProposalDetailApi, ProposalWithdrawApi
 from proposals.batch_api import ProposalBatchSubmitApi
-from proposals.evidence_api import (
+from provenance.api import (
     EvidenceDetailApi,
     EvidenceInvalidateApi,
     EvidenceRegisterApi,

@@ -5,14 +5,8 @@ public functions are the steps other apps take on proposals.
 """
 
 from proposals.services.batch import BatchItem, submit_proposals
-from proposals.services.evidence_changes import add_evidence_revision, invalidate_evidence_revision
 from proposals.services.purge import scrub_purged_content
 from proposals.services.submission import Submission, amend_proposal, submit_proposal, withdraw_proposal
-from proposals.services.system_proposals import (
-    block_proposals_citing,
-    propose_fences,
-    propose_revalidations,
-)
 from proposals.services.workflow import (
     conclude_review,
     escalate_to_review,
@@ -23,15 +17,10 @@ from proposals.services.workflow import (
 __all__ = [
     "BatchItem",
     "Submission",
-    "add_evidence_revision",
     "amend_proposal",
-    "block_proposals_citing",
     "conclude_review",
     "escalate_to_review",
     "expire_overdue_reviews",
-    "invalidate_evidence_revision",
-    "propose_fences",
-    "propose_revalidations",
     "record_executions",
     "scrub_purged_content",
     "submit_proposal",

@@ -12,7 +12,7 @@ from maintenance.dreaming.windows import WindowRefused, freeze_window
 from memory_core.models import Memory, MemoryLink
 from proposals.models import DreamingRun, Proposal
 from proposals.services import submit_proposal
-from proposals.services.evidence_changes import invalidate_evidence_revision
+from provenance.services import invalidate_evidence_revision
 from tests.factories import apply_released, approve, owner_context, submit
 
 

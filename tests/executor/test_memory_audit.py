@@ -11,7 +11,7 @@ from executor.services import run_chain_verification
 from memory_core import mutations
 from memory_core.models import Memory, MemoryEvidence
 from proposals.models import Proposal
-from proposals.services import add_evidence_revision, invalidate_evidence_revision
+from provenance.services import add_evidence_revision, invalidate_evidence_revision
 from tests.factories import (
     apply_released,
     approve,
