@@ -6,20 +6,20 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from core.health import ReadyzApi
 from executor.api import ReceiptDetailApi, ReceiptListApi
+from maintenance.dreaming.api import DreamingRunListApi
 from memory_core.api import MemoryDetailApi, RecallFeedbackApi, RecallSearchApi
 from memory_core.audit_api import AuditEventListApi
-from mgp.views import ReadyzApi
+from observations.api import ObservationApi, ObservationBatchApi
 from proposals.api import ProposalAmendApi, ProposalCollectionApi, ProposalDetailApi, ProposalWithdrawApi
 from proposals.batch_api import ProposalBatchSubmitApi
-from proposals.dreaming_api import DreamingRunListApi
-from proposals.evidence_api import (
+from provenance.api import (
     EvidenceDetailApi,
     EvidenceInvalidateApi,
     EvidenceRegisterApi,
     EvidenceRevisionAddApi,
 )
-from proposals.observation_api import ObservationApi, ObservationBatchApi
 from reviews.api import DecisionCreateApi, ReviewQueueApi
 from reviews.views import ThrottledLoginView
 

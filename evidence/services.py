@@ -2,7 +2,7 @@
 
 Revising or invalidating evidence has consequences for proposals and
 memories, so the durable entry points for those live a layer up, in
-``proposals.services.evidence_changes``; the row writes are here.
+``provenance.services``; the row writes are here.
 """
 
 from typing import Any

@@ -24,7 +24,8 @@ from executor.chain import append_receipts
 from executor.dreaming import close_stale, window_member_ids, window_refusal
 from executor.graph import entity_hash, link_hash
 from executor.models import Receipt
-from executor.records import bind_memory_rows
+from executor.revision_hashes import bind_memory_rows
+from maintenance.compaction import RESUMMARY_KEY, propose_resummaries
 from memory_core.lifecycle import InvalidTransition, next_state
 from memory_core.models import Entity, Memory
 from memory_core.mutations import (
@@ -45,14 +46,13 @@ from proposals.gates import failed_gates
 from proposals.models import DreamingRun, OutboxEntry, Proposal, ProposalEvidence
 from proposals.services import escalate_to_review, record_executions, scrub_purged_content
 from proposals.services.compaction import compaction_refusal
-from proposals.services.compaction_sweep import RESUMMARY_KEY, propose_resummaries
 from proposals.services.entities import entity_refusal
 from proposals.services.linking import link_refusal
-from registrations.activation import activate
 from registrations.compiled import ActiveRegistration
 from registrations.document import fingerprint
 from registrations.evolution import breaking_changes
 from registrations.models import Registration
+from registrations.publication import activate
 from registrations.selectors import active_registration
 from registrations.services import return_to_draft
 from tenancy.models import Agent
@@ -486,7 +486,7 @@ def _compact(
     """Create the successor with its lineage and evidence union; make every member dormant.
 
     The receipt lists each member with the revision it left (its memory hashes
-    are bound with the receipt's, ``executor.records.bind_memory_rows``).
+    are bound with the receipt's, ``executor.revision_hashes.bind_memory_rows``).
     """
     fields = proposal.fields
     sources = [members[uuid.UUID(member["memory_id"])] for member in fields["members"]]

@@ -37,7 +37,7 @@ from django.db.models.functions import Cast
 from core.canonical import digest
 from evidence.models import EvidenceRevision
 from executor.models import Receipt, uuid_text
-from executor.records import (
+from executor.revision_hashes import (
     MEMORY_COLUMNS,
     compaction_members,
     memory_hash,
@@ -123,7 +123,7 @@ def _compaction_members(tenant_id: Any) -> dict[str, list[tuple]]:
 
     A compaction has one receipt (its memory is the successor) that also
     moved every member to a dormant revision; its chained effects list each
-    member's revisions and memory hashes (``executor.records.bind_memory_rows``).
+    member's revisions and memory hashes (``executor.revision_hashes.bind_memory_rows``).
     """
     moved: dict[str, list[tuple]] = {}
     # Along receipt_compaction_idx: no join of every receipt with its proposal.

@@ -15,9 +15,9 @@ from django.utils import timezone
 
 from evidence.models import EvidenceRevision
 from executor.models import Receipt
+from maintenance.dreaming.runs import withdraw_open_actions
 from memory_core.models import Memory
 from proposals.models import DreamingRun
-from proposals.services.dreaming import withdraw_open_actions
 
 
 def window_member_ids(runs: dict[Any, DreamingRun]) -> list[uuid.UUID]:

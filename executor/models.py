@@ -18,7 +18,7 @@ class Receipt(AppendOnlyModel):
     includes ``prev_hash``; ``verify_receipts`` recomputes the chain.
     A database trigger (PostgreSQL) refuses UPDATE and DELETE as well.
     A receipt that wrote a memory revision also binds the rows it left
-    (``after_memory_hash``, ``before_memory_hash``: see ``executor.records``),
+    (``after_memory_hash``, ``before_memory_hash``: see ``executor.revision_hashes``),
     so the chain covers memories, their history and evidence links too.
     """
 

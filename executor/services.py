@@ -16,6 +16,7 @@ import time
 from datetime import datetime, timedelta
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.db import Error, InterfaceError, OperationalError, connection, transaction
 from django.db.models import F, Q, QuerySet
@@ -34,6 +35,7 @@ Outcome = Receipt.Outcome
 # How long a worker that lost the database waits for it before leaving its entries to the sweep;
 # below the task's soft time limit.
 OUTAGE_WAIT_SECONDS = 30
+VERIFY_CHAIN_TASK = "executor.verify_chain"  # sent by name: executor.tasks imports this module
 _SHUTDOWN = ("57P01", "57P02", "57P03")  # admin_shutdown, crash_shutdown, cannot_connect_now
 
 
@@ -339,9 +341,7 @@ def request_chain_verification(*, tenant_id: Any, requested_by: str) -> ChainVer
 
 
 def _nudge_verification(verification_id: Any) -> None:
-    from executor.tasks import verify_chain_task
-
-    verify_chain_task.delay(str(verification_id))
+    current_app.send_task(VERIFY_CHAIN_TASK, args=[str(verification_id)])
 
 
 def run_chain_verification(*, verification_id: Any) -> ChainVerification:

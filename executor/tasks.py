@@ -6,6 +6,16 @@ import socket
 from celery import shared_task
 from django.conf import settings
 
+from executor.services import (
+    VERIFY_CHAIN_TASK,
+    apply_entries,
+    apply_nudged,
+    lease_due_entries,
+    run_chain_verification,
+    sweep_outbox,
+)
+from proposals.models import OutboxEntry
+
 
 def _identity(task) -> dict:
     """The worker process and task a receipt names."""
@@ -19,9 +29,6 @@ def apply_entry_task(self, entry_id: str | None = None) -> None:
     A per-entry nudge (the embedded mode, or a message queued before coalescing was deployed)
     returns after one indexed read when an earlier batch already took its entry.
     """
-    from executor.services import apply_entries, apply_nudged, lease_due_entries
-    from proposals.models import OutboxEntry
-
     if entry_id is None:
         apply_nudged(worker=_identity(self))
         return
@@ -34,8 +41,6 @@ def apply_entry_task(self, entry_id: str | None = None) -> None:
 @shared_task(name="executor.apply_entries", bind=True, acks_late=True, ignore_result=True)
 def apply_entries_task(self, entry_ids: list[str]) -> None:
     """Apply a batch the sweep leased; a full batch pulls the next sweep instead of waiting for beat."""
-    from executor.services import apply_entries
-
     apply_entries(entry_ids=entry_ids, worker=_identity(self))
     if len(entry_ids) >= settings.CUSTODIAN_EXECUTOR_BATCH:
         sweep_outbox_task.delay()
@@ -44,17 +49,13 @@ def apply_entries_task(self, entry_ids: list[str]) -> None:
 @shared_task(name="executor.sweep_outbox", ignore_result=True)
 def sweep_outbox_task() -> int:
     """Dispatch what is due: the guarantee behind the on-commit nudge, the backlog path, and recovery."""
-    from executor.services import sweep_outbox
-
     batches = sweep_outbox()
     for batch in batches:
         apply_entries_task.delay(batch)
     return sum(map(len, batches))
 
 
-@shared_task(name="executor.verify_chain", acks_late=True, ignore_result=True)
+@shared_task(name=VERIFY_CHAIN_TASK, acks_late=True, ignore_result=True)
 def verify_chain_task(verification_id: str) -> None:
     """Run one "verify now" an auditor asked for in the admin."""
-    from executor.services import run_chain_verification
-
     run_chain_verification(verification_id=verification_id)

@@ -16,7 +16,7 @@ from django.db.models import Q, QuerySet
 from evidence.models import EvidenceRevision
 from executor.models import Receipt
 from executor.presenters import Summary, change_summary
-from executor.records import compaction_members
+from executor.revision_hashes import compaction_members
 from memory_core.models import Memory, MemoryLineage
 from memory_core.people import current_memory, person_rule, readable_content
 from proposals.models import Proposal

@@ -97,7 +97,7 @@ class Memory(models.Model):
     PROPOSED_FIELDS: tuple[str, ...] = ("subject", "scope", "type", *CHANGEABLE_FIELDS)
     DATETIME_FIELDS = ("expires_at", "valid_from", "valid_to")
     # The columns a revision's content hash covers (what a proposal can set, and the state);
-    # executor.records hashes stored revisions in this order.
+    # executor.revision_hashes hashes stored revisions in this order.
     SNAPSHOT_COLUMNS = ("subject_kind", "subject_id", *PROPOSED_FIELDS[1:], "state", "state_reason")
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)

@@ -280,20 +280,3 @@ def _request_id(body: Any) -> str | None:
     return (
         body.get("request_id") if isinstance(body, dict) and isinstance(body.get("request_id"), str) else None
     )
-
-
-class ReadyzApi(_MgpView):
-    """GET /readyz: the database answers (what MGP's compliance runner waits for)."""
-
-    authentication_classes: list = []
-    permission_classes: list = []
-
-    def get(self, request):
-        from django.db import connection
-
-        try:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT 1")
-        except DatabaseError:
-            return JsonResponse({"status": "unavailable"}, status=503)
-        return JsonResponse({"status": "ready"})

@@ -3,7 +3,6 @@ from django.contrib import admin
 from memory_core.admin import render_as_read
 from memory_core.people import current_memory, person_rule, proposed_memory, readable_content
 from memory_core.return_modes import MASK
-from proposals import evidence_admin  # noqa: F401  (registers the evidence admins)
 from proposals.models import Proposal, ProposalEvidence
 from tenancy.admin import TenantReadOnlyAdmin, TenantReadOnlyHistoryAdmin
 

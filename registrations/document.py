@@ -45,7 +45,7 @@ MEMORY_TYPES = (
 _ENTRY_KEYS = {"schema", "labels", "ranking_weights", "activation", "capacity", "rules"}
 # Sections an entry may carry or leave out (added later; leaving them out keeps old fingerprints).
 # observe: {"keys": [...]}: structured observation fields with these keys become key/value
-# candidates of this type (proposals.extraction); only types with a key/value pair of fields.
+# candidates of this type (observations.extraction); only types with a key/value pair of fields.
 # links: {"relations": [...]}: the relations a memory of this type may link out by (an allowlist).
 # dreaming: {"mode": ...}: how Bounded Dreaming's low-risk actions on this type are routed
 # (proposal_only when left out: every action waits for a reviewer).

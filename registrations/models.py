@@ -13,7 +13,7 @@ class Registration(models.Model):
 
     A candidate (draft, validated or requested) is inert: nothing reads it but
     the validation and the publish proposal. Only the executor makes one
-    ``active`` (``registrations.activation``); its ``document`` never changes
+    ``active`` (``registrations.publication``); its ``document`` never changes
     after that. A tenant with no active row runs under the built-in default
     (version 1, ``registrations.document.DEFAULT_DOCUMENT``).
     """

@@ -1,7 +1,7 @@
 """Registrations own candidates: drafting and editing them. Nothing here changes what is active.
 
-Publishing is a governed change: ``proposals.services.registration`` asks for
-it with a proposal, and only the executor activates (``activation``).
+Publishing is a governed change: ``maintenance.schema_evolution`` asks for
+it with a proposal, and only the executor activates (``registrations.publication``).
 """
 
 from typing import Any

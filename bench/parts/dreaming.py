@@ -25,9 +25,10 @@ from bench.parts.quality import _subject
 from bench.seed import seed_applied_memories
 from bench.textgen import PREFERENCE, TextGenerator
 from bench.world import grant_users, make_world
+from maintenance.dreaming.runs import dreaming_pass
+from maintenance.dreaming.windows import select_windows
 from memory_core.models import Memory
 from proposals.models import DreamingRun, Proposal
-from proposals.services.dreaming import dreaming_pass, select_windows
 
 OBSERVATION_BATCH = 50
 SEED = 17

@@ -28,10 +28,10 @@ from bench.context import Context
 from bench.seed import seed_applied_memories
 from bench.textgen import TextGenerator
 from bench.world import make_world
+from maintenance.compaction import compaction_plan, over_capacity_groups, propose_compactions
+from maintenance.dormancy import dormant_candidates, propose_dormancy
+from maintenance.schema_evolution import request_publication, validate_candidate
 from memory_core.models import Memory
-from proposals.services import propose_compactions, propose_dormancy, request_publication, validate_candidate
-from proposals.services.compaction_sweep import compaction_plan, over_capacity_groups
-from proposals.services.dormancy import dormant_candidates
 from registrations.selectors import active_registration
 from registrations.services import draft_registration
 

@@ -17,7 +17,7 @@ from bench.seed.writer import Progress, _chain_receipts, _lock_chain, _Writer
 from bench.textgen import TextGenerator
 from evidence.models import EvidenceRevision
 from executor.models import Receipt
-from executor.records import MEMORY_COLUMNS, memory_hash
+from executor.revision_hashes import MEMORY_COLUMNS, memory_hash
 from memory_core.models import Memory, MemoryEvidence
 from memory_core.mutations import new_memory
 from proposals.models import OutboxEntry, Proposal, ProposalEvidence

@@ -5,18 +5,8 @@ public functions are the steps other apps take on proposals.
 """
 
 from proposals.services.batch import BatchItem, submit_proposals
-from proposals.services.compaction_sweep import propose_compactions
-from proposals.services.dormancy import propose_dormancy
-from proposals.services.evidence_changes import add_evidence_revision, invalidate_evidence_revision
 from proposals.services.purge import scrub_purged_content
-from proposals.services.registration import request_publication, validate_candidate
 from proposals.services.submission import Submission, amend_proposal, submit_proposal, withdraw_proposal
-from proposals.services.system_proposals import (
-    block_proposals_citing,
-    propose_fences,
-    propose_retention_expiries,
-    propose_revalidations,
-)
 from proposals.services.workflow import (
     conclude_review,
     escalate_to_review,
@@ -27,23 +17,13 @@ from proposals.services.workflow import (
 __all__ = [
     "BatchItem",
     "Submission",
-    "add_evidence_revision",
     "amend_proposal",
-    "block_proposals_citing",
     "conclude_review",
     "escalate_to_review",
     "expire_overdue_reviews",
-    "invalidate_evidence_revision",
-    "propose_compactions",
-    "propose_dormancy",
-    "propose_fences",
-    "propose_retention_expiries",
-    "propose_revalidations",
     "record_executions",
-    "request_publication",
     "scrub_purged_content",
     "submit_proposal",
     "submit_proposals",
-    "validate_candidate",
     "withdraw_proposal",
 ]

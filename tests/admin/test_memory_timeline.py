@@ -5,7 +5,7 @@ from django.contrib.auth.models import Group
 from django.urls import reverse
 
 from executor.models import Receipt
-from proposals.services.evidence_changes import invalidate_evidence_revision
+from provenance.services import invalidate_evidence_revision
 from tests.admin.conftest import ORG_FACT
 from tests.admin.test_read_policy import _update
 from tests.factories import approve, make_evidence, make_person

@@ -3,7 +3,7 @@
 from django.urls import reverse
 
 from executor.models import Receipt
-from proposals.services.evidence_changes import invalidate_evidence_revision
+from provenance.services import invalidate_evidence_revision
 from tests.admin.conftest import ORG_FACT
 from tests.admin.test_read_policy import _update
 from tests.factories import make_evidence

@@ -1,7 +1,7 @@
 """Evidence bindings must name an exact, current revision of the caller's own evidence."""
 
 from proposals.models import Proposal
-from proposals.services import add_evidence_revision, invalidate_evidence_revision
+from provenance.services import add_evidence_revision, invalidate_evidence_revision
 from tests.factories import create_payload, make_evidence, user_preference
 
 

@@ -7,8 +7,8 @@ from django.contrib.auth.models import User
 from guardian.shortcuts import assign_perm
 from playwright.sync_api import expect
 
+from maintenance.dreaming.runs import dreaming_pass
 from proposals.models import DreamingRun, Proposal
-from proposals.services.dreaming import dreaming_pass
 from reviews.selectors import DECIDE
 from tests.factories import apply_released
 

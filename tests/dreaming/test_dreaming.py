@@ -5,20 +5,14 @@ from django.core.management import call_command
 
 from evidence.models import EvidenceRevision
 from executor.models import Receipt
+from maintenance.dreaming.checks import PlanRefused, check_plan
+from maintenance.dreaming.planner import Action
+from maintenance.dreaming.runs import dreaming_pass, run_window, submit_plan
+from maintenance.dreaming.windows import WindowRefused, freeze_window
 from memory_core.models import Memory, MemoryLink
-from proposals.dreaming import Action
 from proposals.models import DreamingRun, Proposal
 from proposals.services import submit_proposal
-from proposals.services.dreaming import (
-    PlanRefused,
-    WindowRefused,
-    check_plan,
-    dreaming_pass,
-    freeze_window,
-    run_window,
-    submit_plan,
-)
-from proposals.services.evidence_changes import invalidate_evidence_revision
+from provenance.services import invalidate_evidence_revision
 from tests.factories import apply_released, approve, owner_context, submit
 
 
@@ -330,7 +324,7 @@ def test_a_member_changed_between_freezing_and_submitting_makes_the_run_stale(
 ):
     _a, b, frozen = _frozen_pair(agent, remember)
     _update(agent, b, "Alice prefers daily summaries", dream_reviewers)
-    from proposals.dreaming import RulePlanner
+    from maintenance.dreaming.planner import RulePlanner
 
     planner = RulePlanner()
     run = submit_plan(frozen, planner, planner.plan(frozen.window))
@@ -455,7 +449,7 @@ def test_passes_resume_where_the_last_stopped_so_nothing_starves(agent, remember
     bob = {"kind": "user", "id": "pm-bob"}
     remember("Bob prefers terse answers", subject=bob)
     remember("Bob prefers terse answers", subject=bob)
-    monkeypatch.setattr("proposals.services.dreaming.MAX_GROUP", 2)
+    monkeypatch.setattr("maintenance.dreaming.windows.MAX_GROUP", 2)
     assert dreaming_pass(limit=1).runs == 1  # Alice's first part
     assert dreaming_pass(limit=1).runs == 1  # Alice's second part, not the first again
     assert dreaming_pass(limit=1).runs == 1  # then Bob

@@ -6,10 +6,10 @@ from django.conf import settings
 from django.core.management import call_command
 
 from executor.models import Receipt
+from maintenance.tasks import dreaming_pass_task
 from memory_core.models import MemoryLink
 from proposals.models import DreamingRun
 from proposals.selectors import dreaming_run_status, dreaming_runs
-from proposals.tasks import dreaming_pass_task
 from tests.workers import celery_worker, wait_until
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

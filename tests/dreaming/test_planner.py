@@ -2,8 +2,9 @@
 
 import pytest
 
-from proposals.dreaming import Action, Member, RulePlanner, Window, near_duplicate_clusters
-from proposals.services.dreaming import FrozenWindow, PlanRefused, check_plan, high_risk
+from maintenance.dreaming.checks import PlanRefused, check_plan, high_risk
+from maintenance.dreaming.planner import Action, Member, RulePlanner, Window, near_duplicate_clusters
+from maintenance.dreaming.windows import FrozenWindow
 
 ALICE = {"kind": "user", "id": "pm-alice"}
 

@@ -2,8 +2,8 @@
 
 from django.test import Client
 
+from maintenance.dreaming.runs import dreaming_pass
 from proposals.models import DreamingRun
-from proposals.services.dreaming import dreaming_pass
 from tests.factories import make_person
 
 

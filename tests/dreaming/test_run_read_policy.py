@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from proposals.services.dreaming import dreaming_pass
+from maintenance.dreaming.runs import dreaming_pass
 from tenancy.services import revoke_delegations
 from tests.factories import make_agent
 

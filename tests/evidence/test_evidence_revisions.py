@@ -3,7 +3,7 @@
 import pytest
 
 from evidence.models import EvidenceRevision
-from proposals.services import add_evidence_revision
+from provenance.services import add_evidence_revision
 from tests.factories import make_evidence
 
 

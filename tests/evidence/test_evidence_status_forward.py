@@ -8,7 +8,7 @@ backward move here; a PostgreSQL trigger refuses it for every role
 import pytest
 
 from evidence.models import EvidenceRevision
-from proposals.services import add_evidence_revision, invalidate_evidence_revision
+from provenance.services import add_evidence_revision, invalidate_evidence_revision
 from tests.factories import make_evidence
 
 

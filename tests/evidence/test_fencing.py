@@ -4,7 +4,7 @@ import pytest
 
 from executor.models import Receipt
 from proposals.models import OutboxEntry, Proposal
-from proposals.services import add_evidence_revision
+from provenance.services import add_evidence_revision
 from reviews.services import record_decision
 from tests.factories import (
     apply_released,

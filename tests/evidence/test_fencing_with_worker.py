@@ -6,7 +6,7 @@ from django.conf import settings
 
 from executor.models import Receipt
 from proposals.models import Proposal
-from proposals.services import add_evidence_revision
+from provenance.services import add_evidence_revision
 from tests.factories import approve, create_payload, factor_fact, make_evidence, make_person, submit
 from tests.workers import celery_worker, wait_until
 

@@ -6,7 +6,8 @@ from django.core.management import call_command
 from executor.models import Receipt
 from memory_core.models import Memory
 from proposals.models import OutboxEntry, Proposal
-from proposals.services import invalidate_evidence_revision, withdraw_proposal
+from proposals.services import withdraw_proposal
+from provenance.services import invalidate_evidence_revision
 from tests.factories import apply_entry, create_payload, make_evidence, owner_context, submit, user_preference
 
 WORKER = {"host": "test-host", "pid": 1, "task_id": "task"}

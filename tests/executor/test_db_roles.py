@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from proposals.services import invalidate_evidence_revision
+from provenance.services import invalidate_evidence_revision
 from tests.factories import approve, create_payload, factor_fact, make_evidence, make_person, submit
 from tests.workers import connect_as as _connect
 
@@ -136,7 +136,7 @@ def test_an_invalidated_evidence_revision_never_becomes_valid_again(roles, agent
 )
 def test_evidence_revisions_are_immutable_but_for_a_forward_status(roles, agent, statement):
     source = make_evidence(agent.agent).source
-    from proposals.services import add_evidence_revision
+    from provenance.services import add_evidence_revision
 
     add_evidence_revision(source=source, agent=agent.agent, content={"corrected": True})
     for role in (WEB, OWNER):

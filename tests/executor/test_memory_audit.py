@@ -11,7 +11,7 @@ from executor.services import run_chain_verification
 from memory_core import mutations
 from memory_core.models import Memory, MemoryEvidence
 from proposals.models import Proposal
-from proposals.services import add_evidence_revision, invalidate_evidence_revision
+from provenance.services import add_evidence_revision, invalidate_evidence_revision
 from tests.factories import (
     apply_released,
     approve,
@@ -311,7 +311,7 @@ def test_a_chain_written_before_memory_hashes_still_verifies_and_checks_content(
 
 def test_a_revision_hashes_the_same_from_its_instance_and_from_either_database(agent):
     """The executor hashes rows read back, the bench seeder hashes instances, the audit hashes rows."""
-    from executor.records import MEMORY_COLUMNS, memory_hash, stored_columns
+    from executor.revision_hashes import MEMORY_COLUMNS, memory_hash, stored_columns
 
     memory = user_preference(valid_from="2026-01-01T00:00:00+02:00", valid_to="2027-01-01T00:00:00.5Z")
     proposal = submit(agent.agent, create_payload(memory, [make_evidence(agent.agent)]))

@@ -18,14 +18,12 @@ from rest_framework.test import APIClient
 
 from executor.models import Receipt
 from executor.services import apply_entries
+from maintenance.compaction import propose_compactions
+from maintenance.dormancy import propose_dormancy
+from maintenance.retention import propose_retention_expiries
 from memory_core.models import AccessEvent, Memory
 from proposals.models import OutboxEntry
-from proposals.services import (
-    expire_overdue_reviews,
-    propose_compactions,
-    propose_dormancy,
-    propose_retention_expiries,
-)
+from proposals.services import expire_overdue_reviews
 from tenancy.services import grant_delegation, issue_user_token
 from tests.factories import create_payload, factor_fact, make_person, owner_context, user_preference
 

@@ -199,7 +199,7 @@ def test_get_after_purge_is_404(agent, api, applied_memory, reviewers):
 def test_a_state_change_keeps_the_evidence_and_a_restored_memory_stays_fenced(
     agent, api, applied_memory, reviewers
 ):
-    from proposals.services import invalidate_evidence_revision
+    from provenance.services import invalidate_evidence_revision
 
     cited = api.get(f"/api/v1/memories/{applied_memory.id}/").json()["memory"]["evidence"]
     assert drive(agent, applied_memory, "expire", []).outcome == "applied"

@@ -8,10 +8,10 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from maintenance.compaction import propose_compactions
+from maintenance.dreaming.runs import dreaming_pass
 from memory_core.models import Memory
 from proposals.models import DreamingRun, Proposal
-from proposals.services import propose_compactions
-from proposals.services.dreaming import dreaming_pass
 from tests.dreaming.conftest import dream_reviewers, dreaming_mode  # noqa: F401
 from tests.factories import apply_released, approve, make_person
 from tests.maintenance.test_compaction import capacity  # noqa: F401

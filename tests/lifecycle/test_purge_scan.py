@@ -196,7 +196,7 @@ def test_purging_a_compacted_source_leaves_nothing_of_it_once_its_summary_is_rew
     remember,
     capacity,  # noqa: F811
 ):
-    from proposals.services import propose_compactions
+    from maintenance.compaction import propose_compactions
 
     sources = [
         remember(f"note {n} {secrets['zq'] if n == 0 else ''}\nsecond line {n}".strip()) for n in range(4)

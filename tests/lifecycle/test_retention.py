@@ -6,9 +6,9 @@ import pytest
 from django.utils import timezone
 
 from executor.models import Receipt
+from maintenance.retention import propose_retention_expiries
 from memory_core.models import Memory
 from proposals.models import Proposal
-from proposals.services import propose_retention_expiries
 from tests.factories import apply_released
 
 

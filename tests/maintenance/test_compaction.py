@@ -15,11 +15,12 @@ from guardian.shortcuts import assign_perm
 from evidence.models import EvidenceRevision
 from executor.audit import memory_problems
 from executor.models import Receipt
+from maintenance.compaction import over_capacity_groups, propose_compactions
+from maintenance.schema_evolution import request_publication
 from memory_core.models import Memory, MemoryEvidence, MemoryLineage, MemoryReads
 from proposals.models import Proposal
-from proposals.services import invalidate_evidence_revision, propose_compactions, request_publication
 from proposals.services.compaction import CompactionInvalid
-from proposals.services.compaction_sweep import over_capacity_groups
+from provenance.services import invalidate_evidence_revision
 from registrations.document import DEFAULT_DOCUMENT
 from registrations.services import draft_registration
 from tenancy.services import system_agent
@@ -37,7 +38,7 @@ def capacity(agent):
     for person in (operator, publisher):
         assign_perm("tenancy.publish_registration", person, agent.tenant)
     candidate = draft_registration(tenant_id=agent.tenant.pk, document=document, created_by="op")
-    from proposals.services import validate_candidate
+    from maintenance.schema_evolution import validate_candidate
 
     validate_candidate(candidate=candidate)
     proposal = request_publication(
@@ -390,7 +391,7 @@ def test_admin_pages_show_a_compaction(client, agent, capacity, remember):
 
 
 def test_a_large_excess_is_compacted_in_bounded_steps(monkeypatch, capacity, remember):
-    import proposals.services.compaction_sweep as sweep
+    import maintenance.compaction as sweep
 
     monkeypatch.setattr(sweep, "MAX_MEMBERS", 2)
     for n in range(5):  # 5 active, capacity 3: three would go, at most two per compaction

@@ -5,9 +5,9 @@ from django.core.management import call_command
 
 from executor.audit import memory_problems
 from executor.models import Receipt
+from maintenance.compaction import propose_compactions
 from memory_core.models import Memory, MemoryLineage
 from proposals.models import Proposal
-from proposals.services import propose_compactions
 from tests.executor.test_roles_run_the_app import _drain, connected_as
 from tests.factories import approve, make_person, submit
 from tests.maintenance.test_compaction import _four, capacity  # noqa: F401  (a fixture)

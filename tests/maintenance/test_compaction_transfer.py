@@ -3,9 +3,9 @@
 import pytest
 from django.core.management import call_command
 
+from maintenance.compaction import propose_compactions
 from memory_core.models import MemoryLineage
 from proposals.models import Proposal
-from proposals.services import propose_compactions
 from tenancy.models import Tenant
 from tests.factories import apply_released
 from tests.maintenance.test_compaction import _four, capacity  # noqa: F401  (a fixture)

@@ -7,10 +7,9 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
+from maintenance.dormancy import dormant_candidates, level_at, propose_dormancy
 from memory_core.models import Memory, MemoryReads
 from proposals.models import Proposal
-from proposals.services import propose_dormancy
-from proposals.services.dormancy import dormant_candidates, level_at
 from tests.factories import apply_released, approve, make_person, submit
 
 DEFAULT = {"decay": 0.5, "importance": 0.0, "dormancy": {"threshold": -2.0, "days": 30}}

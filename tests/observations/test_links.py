@@ -147,7 +147,7 @@ def test_recall_follows_a_link_one_hop_and_audits_it(agent, api, remember, links
 def test_a_linked_memory_is_fenced_exactly_as_if_it_were_searched(
     agent, api, remember, links_allowed, reviewers
 ):
-    from proposals.services import invalidate_evidence_revision
+    from provenance.services import invalidate_evidence_revision
 
     a, b = _linked_pair(api, remember, reviewers)
     invalidate_evidence_revision(revision=b.evidence_links.get().evidence_revision, reason="wrong chat")

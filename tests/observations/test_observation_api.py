@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from guardian.shortcuts import assign_perm
 
-from proposals.extraction import Observation, RuleExtractor
+from observations.extraction import Observation, RuleExtractor
 from proposals.models import Proposal
 from registrations.document import DEFAULT_DOCUMENT
 from tests.factories import (

@@ -4,7 +4,7 @@ import pytest
 
 from proposals.models import OutboxEntry, Proposal
 from proposals.policy import active_rule_set
-from proposals.services import add_evidence_revision
+from provenance.services import add_evidence_revision
 from tenancy.services import grant_delegation
 from tests.factories import (
     apply_released,

@@ -7,7 +7,7 @@ import pytest
 from memory_core.models import Memory
 from proposals.models import Proposal
 from proposals.policy import PolicyError, classify, load_rule_set
-from proposals.services import invalidate_evidence_revision
+from provenance.services import invalidate_evidence_revision
 from tests.factories import create_payload, factor_fact, make_evidence, owner_context, user_preference
 
 

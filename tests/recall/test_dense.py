@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from memory_core.embeddings import HashingEmbedder, unpack
 from memory_core.models import MemoryVector
 from memory_core.ranking import DEFAULT_VERSION, WEIGHTS
-from proposals.services import invalidate_evidence_revision
+from provenance.services import invalidate_evidence_revision
 from tests.factories import (
     apply_released,
     approve,

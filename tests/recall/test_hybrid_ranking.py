@@ -9,7 +9,7 @@ from django.utils import timezone
 from memory_core.activation import base_level, signal
 from memory_core.models import AccessEvent, MemoryReads
 from memory_core.ranking import DEFAULT_VERSION
-from proposals.services import invalidate_evidence_revision
+from provenance.services import invalidate_evidence_revision
 
 SIGNALS = {"lexical", "dense", "recency", "validity", "corroboration", "activation", "feedback"}
 

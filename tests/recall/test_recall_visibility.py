@@ -5,7 +5,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from memory_core.models import AccessEvent, AccessEventItem, Memory
-from proposals.services import invalidate_evidence_revision
+from provenance.services import invalidate_evidence_revision
 from tests.lifecycle.test_lifecycle_verbs import drive
 
 

@@ -6,7 +6,7 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 from guardian.shortcuts import assign_perm
 
-from proposals.services import request_publication, validate_candidate
+from maintenance.schema_evolution import request_publication, validate_candidate
 from registrations.document import DEFAULT_DOCUMENT
 from registrations.models import Registration
 from registrations.services import draft_registration

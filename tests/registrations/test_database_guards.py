@@ -4,7 +4,7 @@ import psycopg
 import pytest
 from django.core.management import call_command
 
-from proposals.services import request_publication, validate_candidate
+from maintenance.schema_evolution import request_publication, validate_candidate
 from registrations.services import draft_registration
 from tests.factories import apply_released, approve
 from tests.registrations.conftest import with_sector

@@ -9,9 +9,9 @@ from django.db import connection
 from guardian.shortcuts import assign_perm
 
 from executor.models import Receipt
+from maintenance.schema_evolution import request_publication, validate_candidate
 from memory_core.models import AccessEvent
 from proposals.models import Proposal
-from proposals.services import request_publication, validate_candidate
 from registrations.models import Registration
 from registrations.selectors import active_registration
 from registrations.services import draft_registration, edit_draft

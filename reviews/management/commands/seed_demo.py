@@ -11,7 +11,8 @@ from guardian.shortcuts import assign_perm
 from core.canonical import digest
 from evidence.services import register_evidence
 from proposals.payloads import ProposalPayload
-from proposals.services import add_evidence_revision, submit_proposal
+from proposals.services import submit_proposal
+from provenance.services import add_evidence_revision
 from reviews.selectors import AUDIT, DECIDE
 from tenancy.models import Tenant
 from tenancy.services import create_tenant, grant_delegation, issue_agent_token

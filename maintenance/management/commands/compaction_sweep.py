@@ -8,7 +8,7 @@ under ``auto-system-compaction`` and leaves one receipt listing every member.
 
 from django.core.management.base import BaseCommand
 
-from proposals.services import propose_compactions
+from maintenance.compaction import propose_compactions
 from tenancy.services import get_tenant
 
 

@@ -9,7 +9,7 @@ an operator published another).
 
 from django.core.management.base import BaseCommand
 
-from proposals.services.dreaming import dreaming_pass
+from maintenance.dreaming.runs import dreaming_pass
 from tenancy.services import get_tenant
 
 

@@ -1,9 +1,9 @@
 """Bounded Dreaming's planner: a frozen window in, at most a budget of typed actions out.
 
 Pure (no database, no decisions): the server freezes the window
-(``proposals.services.dreaming``), asks the planner chosen by
+(``maintenance.dreaming.windows``), asks the planner chosen by
 ``CUSTODIAN_DREAMING_PLANNER`` for a plan, re-validates every action
-(``check_plan``) and only then turns it into proposals, which policy,
+(``maintenance.dreaming.checks``) and only then turns it into proposals, which policy,
 reviewers and the executor govern like any other. A model planner can be
 plugged in later behind the same interface and gets no more power: it sees
 the window only and its plan is refused whole if it oversteps.

@@ -1,6 +1,6 @@
 """``POST /api/v1/observations/``: an agent hands over a turn; its candidate memories become proposals.
 
-The view only validates and shapes; ``services.observation`` does the work.
+The view only validates and shapes; ``observations.services`` does the work.
 Tenant and agent come from the token. No Idempotency-Key header: each
 proposal's key is derived from the observation and the candidate, so a
 resent observation replays rather than duplicates.
@@ -14,10 +14,10 @@ from rest_framework.views import APIView
 from core.api.serializers import ChoiceField, StrictSerializer
 from memory_core.api import PolicyContextInput, SubjectInput
 from memory_core.models import Memory
+from observations.extraction import KINDS, MAX_CANDIDATES, Observation
+from observations.services import CandidateOutcome, check_contexts, ingest_observation
 from proposals.api import EvidenceBindingInput, MemoryCreateInput
-from proposals.extraction import KINDS, MAX_CANDIDATES, Observation
 from proposals.presenters import attach_submitted_views, shown_content
-from proposals.services.observation import CandidateOutcome, check_contexts, ingest_observation
 from tenancy.throttling import charge
 
 MAX_BATCH = 50  # observations per conversation batch

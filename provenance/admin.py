@@ -1,13 +1,13 @@
 """The evidence admin: browse sources and revisions; invalidation is an action with consequences.
 
-Registered from ``proposals.admin`` because invalidating fences memories and
-blocks proposals (``proposals.services.evidence_changes``).
+Registered here, above the evidence app, because invalidating fences memories
+and blocks proposals (``provenance.services``).
 """
 
 from django.contrib import admin, messages
 
 from evidence.models import EvidenceRevision, EvidenceSource
-from proposals.services import invalidate_evidence_revision
+from provenance.services import invalidate_evidence_revision
 from tenancy.admin import OPERATE, TenantReadOnlyAdmin
 
 

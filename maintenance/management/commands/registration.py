@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.commands import check_text_options, read_json_file
 from core.errors import DomainError
-from proposals.services import request_publication, validate_candidate
+from maintenance.schema_evolution import request_publication, validate_candidate
 from registrations.models import Registration
 from registrations.selectors import active_registration
 from registrations.services import draft_registration, edit_draft

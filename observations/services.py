@@ -15,7 +15,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from core.canonical import digest
 from core.errors import DomainError
 from evidence.models import EvidenceBinding
-from proposals.extraction import MAX_CANDIDATES, Observation, extractor, registered_keys
+from observations.extraction import MAX_CANDIDATES, Observation, extractor, registered_keys
 from proposals.models import Proposal
 from proposals.payloads import MemoryFields, ProposalPayload
 from proposals.services.submission import submit_proposal

@@ -1,7 +1,7 @@
 """REST endpoints for evidence (agents).
 
-They live in proposals, above the evidence app: revising or invalidating
-evidence blocks proposals and fences memories (``services.evidence_changes``).
+They live in provenance, above the evidence app: revising or invalidating
+evidence blocks proposals and fences memories (``provenance.services``).
 """
 
 from drf_spectacular.utils import extend_schema
@@ -14,7 +14,7 @@ from evidence.errors import InvalidationNotPermitted
 from evidence.models import EvidenceRevision, EvidenceSource
 from evidence.selectors import evidence_revision, evidence_source
 from evidence.services import register_evidence
-from proposals.services import add_evidence_revision, invalidate_evidence_revision
+from provenance.services import add_evidence_revision, invalidate_evidence_revision
 
 
 class EvidenceRevisionOutput(serializers.ModelSerializer):

@@ -11,12 +11,12 @@ from django.utils import timezone
 from core.canonical import digest
 from core.errors import DomainError
 from evidence.models import EvidenceRevision
+from maintenance.dormancy import level_at
 from memory_core.models import Memory, MemoryEvidence, MemoryReads
 from memory_core.summaries import active_summariser
 from proposals.models import Proposal
 from proposals.payloads import ProposalPayload
 from proposals.services.compaction import MAX_MEMBERS
-from proposals.services.dormancy import level_at
 from proposals.services.submission import create_proposal, submit_proposal
 from registrations.selectors import active_registration
 from tenancy.models import Tenant

@@ -8,7 +8,7 @@ under ``auto-system-dormancy`` and leaves a receipt.
 
 from django.core.management.base import BaseCommand
 
-from proposals.services import propose_dormancy
+from maintenance.dormancy import propose_dormancy
 from tenancy.services import get_tenant
 
 

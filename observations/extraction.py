@@ -102,5 +102,5 @@ def registered_keys(document: dict) -> dict[str, str]:
 
 
 def extractor() -> Extractor:
-    path = getattr(settings, "CUSTODIAN_OBSERVATION_EXTRACTOR", "proposals.extraction.RuleExtractor")
+    path = getattr(settings, "CUSTODIAN_OBSERVATION_EXTRACTOR", "observations.extraction.RuleExtractor")
     return import_string(path)()

@@ -1,0 +1,1 @@
+"""Observations: what an agent saw, turned into proposed memories by an extractor."""
