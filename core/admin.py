@@ -1,26 +1,55 @@
 """Admin helpers shared by the apps."""
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpResponseRedirect
+from django.db.models import Model, QuerySet
+from django.db.models.options import Options
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.functional import cached_property
-from simple_history.admin import SimpleHistoryAdmin
 
 # Mixins are checked as what they are mixed into; at run time they stay plain classes.
-# (simple-history ships no types, so its admin is Any to the checker.)
-HistoryAdminMixin: Any = object
 if TYPE_CHECKING:
-    ModelAdminMixin = admin.ModelAdmin
+    AnyModelAdmin = admin.ModelAdmin[Any]
+    ModelAdminMixin = admin.ModelAdmin[Any]
+    PaginatorBase = Paginator[Any]
+
+    class HistoryAdmin(admin.ModelAdmin[Any]):
+        """simple-history's admin as far as this project calls it (the package ships no types)."""
+
+        def history_view(
+            self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
+        ) -> HttpResponse: ...
+        def history_form_view(
+            self,
+            request: HttpRequest,
+            object_id: str,
+            version_id: str,
+            extra_context: dict[str, Any] | None = None,
+        ) -> HttpResponse: ...
+        def get_historical_record_context_helper(
+            self, request: HttpRequest, historical_record: Any
+        ) -> Any: ...
+        def _get_obj_does_not_exist_redirect(
+            self, request: HttpRequest, opts: Options[Any], object_id: str
+        ) -> HttpResponseRedirect: ...
+
+    HistoryAdminMixin = HistoryAdmin
 else:
+    from simple_history.admin import SimpleHistoryAdmin as HistoryAdmin
+
+    AnyModelAdmin = admin.ModelAdmin
     ModelAdminMixin = object
+    HistoryAdminMixin = object
+    PaginatorBase = Paginator
 
 
-class CappedCountPaginator(Paginator):
+class CappedCountPaginator(PaginatorBase):
     """Count at most ``CAP`` rows, so a changelist of a million rows costs a page, not a count.
 
     Pages beyond the cap are reached by filtering or searching, as auditors do.
@@ -30,8 +59,9 @@ class CappedCountPaginator(Paginator):
 
     @cached_property
     def count(self) -> int:
+        rows = cast("QuerySet[Any]", self.object_list)  # a changelist pages a queryset
         # Unordered: the order needs joins (and an index walk) that a count does not.
-        return self.object_list.order_by()[: self.CAP].count()  # type: ignore[attr-defined]  # a queryset
+        return rows.order_by()[: self.CAP].count()
 
 
 class ForgedSelectionMixin(ModelAdminMixin):
@@ -41,7 +71,7 @@ class ForgedSelectionMixin(ModelAdminMixin):
     raises on an id the primary key cannot hold.
     """
 
-    def response_action(self, request, queryset):
+    def response_action(self, request: HttpRequest, queryset: QuerySet[Any]) -> HttpResponse | None:
         try:
             for value in request.POST.getlist(ACTION_CHECKBOX_NAME):
                 self.model._meta.pk.to_python(value)
@@ -54,17 +84,17 @@ class ForgedSelectionMixin(ModelAdminMixin):
 class ReadOnlyMixin:
     """Never add, change or delete rows through the admin."""
 
-    def has_add_permission(self, request, obj=None):
+    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
 
-class ReadOnlyAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class ReadOnlyAdmin(ReadOnlyMixin, AnyModelAdmin):
     """An admin that shows rows but never adds, changes or deletes them."""
 
 
@@ -80,20 +110,30 @@ class ScopedHistoryMixin(HistoryAdminMixin):
 
     history_withheld_fields: tuple[str, ...] = ()
 
-    def revert_disabled(self, request, obj=None):
+    def revert_disabled(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return True
 
-    def history_view(self, request, object_id, extra_context=None):
+    def history_view(
+        self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         missing = self._refuse_or_missing(request, object_id)
         return missing or super().history_view(request, object_id, extra_context)
 
-    def history_form_view(self, request, object_id, version_id, extra_context=None):
+    def history_form_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        version_id: str,
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
         if request.method != "GET":
             raise PermissionDenied("History is read-only.")
         missing = self._refuse_or_missing(request, object_id)
         return missing or super().history_form_view(request, object_id, version_id, extra_context)
 
-    def set_history_delta_changes(self, request, historical_records, foreign_keys_are_objs=True):
+    def set_history_delta_changes(
+        self, request: HttpRequest, historical_records: Sequence[Any], foreign_keys_are_objs: bool = True
+    ) -> None:
         previous = None
         for current in historical_records:
             if previous is not None:
@@ -106,7 +146,7 @@ class ScopedHistoryMixin(HistoryAdminMixin):
                 previous.history_delta_changes = helper.context_for_delta_changes(delta)
             previous = current
 
-    def _refuse_or_missing(self, request, object_id):
+    def _refuse_or_missing(self, request: HttpRequest, object_id: str) -> HttpResponseRedirect | None:
         """Answer a history page of a row this viewer cannot see exactly as Django answers a missing id."""
         if not self.has_view_or_change_permission(request):
             raise PermissionDenied
@@ -115,5 +155,5 @@ class ScopedHistoryMixin(HistoryAdminMixin):
         return None
 
 
-class ReadOnlyHistoryAdmin(ReadOnlyMixin, ScopedHistoryMixin, SimpleHistoryAdmin):
+class ReadOnlyHistoryAdmin(ReadOnlyMixin, ScopedHistoryMixin, HistoryAdmin):
     """Show a row and its simple-history, but never add, change, delete or revert it."""

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from functools import partial
 
+from django.http import HttpRequest, HttpResponseBase
+
 logger = logging.getLogger(__name__)
 
 _pending: ContextVar[list[Callable[[], None]] | None] = ContextVar("after_response", default=None)
@@ -50,10 +52,10 @@ class AfterResponseMiddleware:
     client does too; ``_resource_closers`` is where Django itself hooks work onto that call.
     """
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         pending: list[Callable[[], None]] = []
         token = _pending.set(pending)
         try:
@@ -64,5 +66,5 @@ class AfterResponseMiddleware:
             raise
         _pending.reset(token)
         if pending:
-            response._resource_closers.append(partial(_run, pending))
+            response._resource_closers.append(partial(_run, pending))  # type: ignore[attr-defined]  # not in the stubs
         return response

@@ -6,16 +6,19 @@ paid by every throttled request and every registration lookup. A client over a p
 share between threads (it takes a connection from the pool per command), so one per pool will do.
 """
 
+from typing import Any
+
 from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
 from django.core.cache.backends.redis import RedisCacheClient
+from redis import Redis
 
 
 class _ReusingClient(RedisCacheClient):
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._clients: dict[int, object] = {}
+        self._clients: dict[int, Redis] = {}
 
-    def get_client(self, key=None, *, write=False):
+    def get_client(self, key: str | bytes | memoryview | None = None, *, write: bool = False) -> Redis:
         pool = self._get_connection_pool(write)  # type: ignore[attr-defined]
         client = self._clients.get(id(pool))
         if client is None:
@@ -26,6 +29,6 @@ class _ReusingClient(RedisCacheClient):
 class RedisCache(DjangoRedisCache):
     """``django.core.cache.backends.redis.RedisCache``, building its Redis client once per pool."""
 
-    def __init__(self, server, params) -> None:
+    def __init__(self, server: str | list[str], params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = _ReusingClient

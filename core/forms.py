@@ -1,5 +1,7 @@
 """Form fields for the admin that read JSON as strictly as the API does."""
 
+from typing import Any
+
 from django import forms
 from django.core.exceptions import ValidationError
 from django.forms.fields import InvalidJSONInput
@@ -15,7 +17,7 @@ class StrictJSONField(forms.JSONField):
     ``RecursionError`` (a 500) and ``NaN`` or a NUL get as far as the database.
     """
 
-    def to_python(self, value):
+    def to_python(self, value: Any) -> Any:
         if not self.disabled and isinstance(value, str) and value not in self.empty_values:
             try:
                 strict_json.loads(value, max_depth=FILE_MAX_DEPTH)
@@ -23,7 +25,7 @@ class StrictJSONField(forms.JSONField):
                 raise ValidationError(str(refused), code="invalid") from None
         return super().to_python(value)
 
-    def bound_data(self, data, initial):
+    def bound_data(self, data: Any, initial: Any) -> Any:
         """Show refused text back as it was typed (Django's re-parses it, and would recurse too)."""
         if not self.disabled and isinstance(data, str):
             try:

@@ -5,13 +5,15 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
 from django.db.models import Model
+from django.http import HttpRequest
 
 from core.inserts import Statement
 
 
-def human_history_user(request=None, **kwargs):
+def human_history_user(request: HttpRequest | None = None, **kwargs: Any) -> AbstractBaseUser | None:
     """Return the request's user for history rows only if it is a human account.
 
     Agents authenticate with tokens and are recorded on the rows themselves
@@ -87,7 +89,8 @@ def history_statement(
 @functools.cache
 def history_model(model: type[Model]) -> type[Model]:
     """simple-history's model for ``model``; ``model.history`` builds a new manager class per access."""
-    return model.history.model  # type: ignore[attr-defined]
+    history: type[Model] = model.history.model  # type: ignore[attr-defined]  # added by HistoricalRecords
+    return history
 
 
 @functools.cache

@@ -7,7 +7,7 @@ the ORM applies (``DatabaseOperations.get_db_converters`` and the fields' own) a
 model's ``from_db``, so a custom ``from_db`` still runs and absent fields stay deferred.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -24,7 +24,7 @@ class Selected:
     sql: str
     start: int
     attnames: list[str]
-    converters: list[tuple[Col, list]]
+    converters: list[tuple[Col, list[Callable[..., Any]]]]
 
     @property
     def end(self) -> int:
@@ -41,7 +41,9 @@ class Selected:
 
 def selected(model: type[Model], alias: str, *, names: Sequence[str] = (), start: int = 0) -> Selected:
     """``model``'s columns (those in ``names``, else all) as ``alias.column, …``, from row index ``start``."""
-    fields = [cast(Field, model._meta.get_field(name)) for name in names] or model._meta.concrete_fields
+    fields = [
+        cast("Field[Any, Any]", model._meta.get_field(name)) for name in names
+    ] or model._meta.concrete_fields
     columns = [field.get_col(alias) for field in fields]  # a foreign key converts as its target
     quote = connection.ops.quote_name
     return Selected(

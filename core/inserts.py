@@ -38,7 +38,7 @@ class Statement:
 class _Insert:
     """What an INSERT into one model's table writes: the fields and the SQL around the rows."""
 
-    fields: tuple[Field, ...]
+    fields: "tuple[Field[Any, Any], ...]"
     columns: tuple[str, ...]
     head: str  # INSERT INTO table (columns)
     from_json: str  # SELECT columns FROM the rows as one JSON parameter (PostgreSQL)

@@ -12,23 +12,25 @@ refused with :class:`InvalidCursor` before it can reach a query.
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from django.core import signing
-from django.db.models import Q, QuerySet
+from django.db.models import Model, Q, QuerySet
 
 from core.api.pagination import InvalidCursor
 
+_M = TypeVar("_M", bound=Model)
+
 
 @dataclass(frozen=True)
-class KeysetPage:
-    items: list
+class KeysetPage(Generic[_M]):
+    items: list[_M]
     next_cursor: str | None
 
 
 def keyset_page(
-    queryset: QuerySet, *, ordering: tuple[str, ...], cursor: str | None, size: int
-) -> KeysetPage:
+    queryset: QuerySet[_M], *, ordering: tuple[str, ...], cursor: str | None, size: int
+) -> KeysetPage[_M]:
     """Return ``size`` rows of ``queryset`` ordered by ``ordering``, after ``cursor`` if given.
 
     The last ordering field must be unique (``id``) so the order is total.
@@ -45,7 +47,7 @@ def keyset_page(
     return KeysetPage(rows[:size], next_cursor)
 
 
-def _after(ordering: tuple[str, ...], values: list) -> Q:
+def _after(ordering: tuple[str, ...], values: list[Any]) -> Q:
     """Build (a > x) OR (a = x AND b > y) OR … honouring each field's direction."""
     condition = Q()
     for index, field in enumerate(ordering):
@@ -57,7 +59,7 @@ def _after(ordering: tuple[str, ...], values: list) -> Q:
     return condition
 
 
-def _value(row, field: str) -> Any:
+def _value(row: Model, field: str) -> Any:
     value = getattr(row, field.lstrip("-"))
     return (
         value.isoformat()
@@ -68,7 +70,7 @@ def _value(row, field: str) -> Any:
     )
 
 
-def _decode(signer: signing.Signer, cursor: str, length: int) -> list:
+def _decode(signer: signing.Signer, cursor: str, length: int) -> list[Any]:
     """Return the values of a cursor this list issued; raise InvalidCursor for anything else."""
     try:
         values = signer.unsign_object(cursor)

@@ -6,15 +6,26 @@ about half a millisecond a query, five times a search. On PostgreSQL this is
 ``field = ANY(%s)`` with the list as one array; elsewhere it is ``IN``.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from django.core.exceptions import EmptyResultSet
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Field, ForeignObject
 from django.db.models.lookups import In
+from django.db.models.sql.compiler import SQLCompiler
+
+if TYPE_CHECKING:
+    from django.db.models.sql.compiler import _AsSqlType
+
+    InLookup = In[Any]
+else:
+    InLookup = In  # generic in the stubs only
 
 
-class AnyOf(In):
+class AnyOf(InLookup):
     lookup_name = "any"
 
-    def as_postgresql(self, compiler, connection):
+    def as_postgresql(self, compiler: SQLCompiler, connection: BaseDatabaseWrapper) -> "_AsSqlType":
         if not self.rhs_is_direct_value():
             return super().as_sql(compiler, connection)
         values = [value for value in dict.fromkeys(self.rhs) if value is not None]

@@ -1,6 +1,8 @@
 """Bodies Django cannot read (the Content-Security-Policy header comes from django-csp)."""
 
-from django.http import HttpResponse
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 
 from core.api.problems import plain_problem
 
@@ -13,10 +15,10 @@ class LengthRequiredMiddleware:
     caller about what went wrong.
     """
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         if "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
             title = "Send the body with a Content-Length header (chunked bodies are not read)"
             if request.path.startswith("/api/"):

@@ -1,16 +1,18 @@
 """Migration building blocks shared by the apps."""
 
 from django.db import migrations
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 
 
 def postgres_only(up: str, down: str) -> migrations.RunPython:
     """Return an operation that runs SQL on PostgreSQL only (SQLite, for ``make run``, does without)."""
 
-    def forward(apps, schema_editor):
+    def forward(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
         if schema_editor.connection.vendor == "postgresql":
             schema_editor.execute(up)
 
-    def backward(apps, schema_editor):
+    def backward(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
         if schema_editor.connection.vendor == "postgresql":
             schema_editor.execute(down)
 

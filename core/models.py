@@ -1,15 +1,19 @@
 """Model building blocks shared by the apps."""
 
+from typing import Any, NoReturn, TypeVar
+
 from django.db import models
 
+_M = TypeVar("_M", bound=models.Model)
 
-class AppendOnlyQuerySet(models.QuerySet):
+
+class AppendOnlyQuerySet(models.QuerySet[_M]):
     """Refuse bulk updates and deletes: rows of append-only models are never rewritten."""
 
-    def update(self, **kwargs):
+    def update(self, **kwargs: Any) -> NoReturn:
         raise TypeError(f"{self.model.__name__} rows are append-only")
 
-    def delete(self):
+    def delete(self) -> NoReturn:
         raise TypeError(f"{self.model.__name__} rows are append-only")
 
 
@@ -21,10 +25,10 @@ class AppendOnlyModel(models.Model):
     class Meta:
         abstract = True
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: Any, **kwargs: Any) -> None:
         if not self._state.adding:
             raise TypeError(f"{type(self).__name__} rows are append-only")
         super().save(*args, **kwargs)
 
-    def delete(self, *args, **kwargs):
+    def delete(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise TypeError(f"{type(self).__name__} rows are append-only")

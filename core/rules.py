@@ -6,9 +6,10 @@ first matching rule wins, so the last rule must match everything. The
 fingerprint is the SHA-256 of the canonical JSON of the whole document.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol, TypeVar
 
 import yaml
 
@@ -23,7 +24,7 @@ class PolicyError(ValueError):
 class RuleDocument:
     version: str
     fingerprint: str
-    rules: list[dict]
+    rules: list[dict[str, Any]]
 
 
 def read_rule_document(path: Path) -> RuleDocument:
@@ -48,7 +49,9 @@ def read_rule_document(path: Path) -> RuleDocument:
     return RuleDocument(str(document["version"]), digest(document), rules)
 
 
-def parse_when(where: str, when: dict | None, facts: dict[str, set]) -> dict[str, frozenset]:
+def parse_when(
+    where: str, when: dict[str, Any] | None, facts: Mapping[str, set[Any]]
+) -> dict[str, frozenset[Any]]:
     """Validate a rule's ``when`` against the known facts and their values."""
     parsed = {}
     for name, allowed in (when or {}).items():
@@ -60,10 +63,20 @@ def parse_when(where: str, when: dict | None, facts: dict[str, set]) -> dict[str
     return parsed
 
 
-def matches(when: dict[str, frozenset], facts: dict) -> bool:
+def matches(when: Mapping[str, frozenset[Any]], facts: Mapping[str, Any]) -> bool:
     return all(facts.get(name) in allowed for name, allowed in when.items())
 
 
-def first_match(rules: Iterable, facts: dict):
+class Rule(Protocol):
+    """A parsed rule, as matching reads it: its ``when`` (fact to the values that match)."""
+
+    @property
+    def when(self) -> Mapping[str, frozenset[Any]]: ...
+
+
+RuleT = TypeVar("RuleT", bound=Rule)
+
+
+def first_match(rules: Iterable[RuleT], facts: Mapping[str, Any]) -> RuleT:
     """Return the first rule whose ``when`` matches ``facts`` (the last rule always does)."""
     return next(rule for rule in rules if matches(rule.when, facts))

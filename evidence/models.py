@@ -1,7 +1,8 @@
 """Evidence: the sources agents cite and their immutable, numbered revisions."""
 
 import uuid
-from typing import TypedDict
+from collections.abc import Collection
+from typing import Any, Self, TypedDict
 
 from django.db import models
 
@@ -91,7 +92,7 @@ class EvidenceRevision(models.Model):
     def __str__(self) -> str:
         return f"{self.source_id}@{self.revision}"
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: Any, **kwargs: Any) -> None:
         """Insert once; afterwards only the status may change, and only forward."""
         update_fields = kwargs.get("update_fields")
         if not self._state.adding:
@@ -107,12 +108,12 @@ class EvidenceRevision(models.Model):
         self._stored_status = self.status
 
     @classmethod
-    def from_db(cls, db, field_names, values):
+    def from_db(cls, db: str | None, field_names: Collection[str], values: Collection[Any]) -> Self:
         revision = super().from_db(db, field_names, values)
         revision._stored_status = revision.__dict__.get("status")  # what save() may move forward from
         return revision
 
-    def refresh_from_db(self, *args, **kwargs):
+    def refresh_from_db(self, *args: Any, **kwargs: Any) -> None:
         super().refresh_from_db(*args, **kwargs)
         self._stored_status = self.__dict__.get("status")
 

@@ -2,6 +2,7 @@
 
 import uuid
 from collections.abc import Iterable
+from typing import Any
 
 from django.db.models import Prefetch, Q, QuerySet
 
@@ -43,7 +44,7 @@ def revisions_for_bindings(
     return {(str(row.source_id), row.revision): row for row in revisions_query(tenant.pk, pairs)}
 
 
-def revisions_query(tenant_id, pairs: Iterable[tuple[str, int]]) -> QuerySet[EvidenceRevision]:
+def revisions_query(tenant_id: uuid.UUID, pairs: Iterable[tuple[str, int]]) -> QuerySet[EvidenceRevision]:
     """The tenant's revisions for (evidence_id, revision) pairs, as a queryset a caller may annotate."""
     match = Q()
     for evidence_id, number in pairs:
@@ -52,8 +53,8 @@ def revisions_query(tenant_id, pairs: Iterable[tuple[str, int]]) -> QuerySet[Evi
 
 
 def binding_statuses(
-    *, tenant: Tenant, bindings: list[dict]
-) -> list[tuple[dict, str, EvidenceRevision | None]]:
+    *, tenant: Tenant, bindings: list[dict[str, Any]]
+) -> list[tuple[dict[str, Any], str, EvidenceRevision | None]]:
     """Return each binding with its status and revision, in one query.
 
     The status is the revision's own (valid, superseded, invalidated), or
@@ -67,10 +68,10 @@ def binding_statuses(
 
 
 def statuses_of(
-    bindings: list[dict], found: dict[tuple[str, int], EvidenceRevision]
-) -> list[tuple[dict, str, EvidenceRevision | None]]:
+    bindings: list[dict[str, Any]], found: dict[tuple[str, int], EvidenceRevision]
+) -> list[tuple[dict[str, Any], str, EvidenceRevision | None]]:
     """Each binding with its status, given the tenant's revisions by (evidence_id, revision)."""
-    statuses: list[tuple[dict, str, EvidenceRevision | None]] = []
+    statuses: list[tuple[dict[str, Any], str, EvidenceRevision | None]] = []
     for binding in bindings:
         revision = found.get((str(binding["evidence_id"]), binding["revision"]))
         if revision is None:

@@ -51,16 +51,19 @@ def _refusal(exc: CustodianError) -> ToolError:
     return ToolError(text)
 
 
-def build_server(settings: BridgeSettings, custodian: AsyncCustodian | None = None) -> MCPServer:
-    """Return the MCP server; ``custodian`` may be given (tests), else one is made from ``settings``."""
-    client = custodian or AsyncCustodian(settings.base_url, settings.token)
-    server: MCPServer = MCPServer("custodian", instructions=INSTRUCTIONS, version="0.1.0")
+@dataclass(frozen=True)
+class _Bridge:
+    """The one client every tool calls, and the settings it acts under."""
 
-    def context(acting_for: str | None, **extra: str) -> dict[str, Any]:
-        subject = _subject(acting_for or settings.acting_for)
+    settings: BridgeSettings
+    client: AsyncCustodian
+
+    def context(self, acting_for: str | None, **extra: str) -> dict[str, Any]:
+        """The policy context a call sends: whom it acts for (the default when not named), and ``extra``."""
+        subject = _subject(acting_for or self.settings.acting_for)
         return {**({"acting_for_subject": subject} if subject else {}), **extra}
 
-    async def settled(proposal: dict[str, Any], done: str) -> dict[str, Any]:
+    async def settled(self, proposal: dict[str, Any], done: str) -> dict[str, Any]:
         """Say what became of a proposal: applied (with its receipt), pending review, or still queued."""
         summary = {
             "proposal_id": proposal["id"],
@@ -77,7 +80,7 @@ def build_server(settings: BridgeSettings, custodian: AsyncCustodian | None = No
                 f"({needed} approval(s) needed; nothing is stored until a reviewer approves)",
             }
         try:
-            receipt = await client.wait_for_receipt(proposal["id"], timeout=settings.wait_seconds)
+            receipt = await self.client.wait_for_receipt(proposal["id"], timeout=self.settings.wait_seconds)
         except WaitTimeout:
             return {
                 **summary,
@@ -95,6 +98,36 @@ def build_server(settings: BridgeSettings, custodian: AsyncCustodian | None = No
         )
         return {**summary, "status": outcome, "receipt_id": receipt["id"], "message": message}
 
+
+def build_server(settings: BridgeSettings, custodian: AsyncCustodian | None = None) -> MCPServer:
+    """Return the MCP server; ``custodian`` may be given (tests), else one is made from ``settings``."""
+    bridge = _Bridge(settings, custodian or AsyncCustodian(settings.base_url, settings.token))
+    server: MCPServer = MCPServer("custodian", instructions=INSTRUCTIONS, version="0.1.0")
+    _add_tools(server, bridge)
+    _add_resources(server, bridge)
+    return server
+
+
+def _proposed_memory(
+    subject: dict[str, str], scope: str, memory_type: str, statement: str, dedupe_key: str
+) -> dict[str, Any]:
+    """The memory a remember proposes (a dedupe key only when one is given)."""
+    memory: dict[str, Any] = {
+        "subject": subject,
+        "scope": scope,
+        "type": memory_type,
+        "content": {"statement": statement},
+    }
+    if dedupe_key:
+        memory["dedupe_key"] = dedupe_key
+    return memory
+
+
+def _add_tools(server: MCPServer, bridge: _Bridge) -> None:
+    """Register the tools, in the order agents list them; each signature is its tool's input schema."""
+    client, settings, context, settled = bridge.client, bridge.settings, bridge.context, bridge.settled
+
+    # Each parameter is a field of the tool's MCP input schema, as agents see it: the list stays long.
     @server.tool()
     async def remember(
         statement: str,
@@ -121,14 +154,7 @@ def build_server(settings: BridgeSettings, custodian: AsyncCustodian | None = No
         subject = _subject(about or settings.acting_for)
         if subject is None:
             raise ToolError("say whom the memory is about: about='kind:id' (e.g. user:pm-alice)")
-        memory: dict[str, Any] = {
-            "subject": subject,
-            "scope": scope,
-            "type": memory_type,
-            "content": {"statement": statement},
-        }
-        if dedupe_key:
-            memory["dedupe_key"] = dedupe_key
+        memory = _proposed_memory(subject, scope, memory_type, statement, dedupe_key)
         try:
             reference = evidence_ref or f"mcp/{uuid.uuid4()}"
             evidence = await client.register_evidence(evidence_kind, reference, {"text": evidence_text})
@@ -221,6 +247,11 @@ def build_server(settings: BridgeSettings, custodian: AsyncCustodian | None = No
             "receipt": receipts[0] if receipts else None,
         }
 
+
+def _add_resources(server: MCPServer, bridge: _Bridge) -> None:
+    """Register the resources: a memory and a receipt, each by its id."""
+    client, settings = bridge.client, bridge.settings
+
     @server.resource("custodian://memories/{memory_id}", mime_type="application/json")
     async def memory_resource(memory_id: str) -> str:
         """One memory, as ``get_memory`` reads it."""
@@ -236,5 +267,3 @@ def build_server(settings: BridgeSettings, custodian: AsyncCustodian | None = No
             return json.dumps(await client.receipt(receipt_id))
         except CustodianError as exc:
             raise ResourceNotFoundError(f"{exc.code}: {exc.detail}") from exc
-
-    return server

@@ -6,7 +6,9 @@ executor may import (an import-linter contract enforces it).
 
 import enum
 import uuid
-from typing import Any
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, Self
 
 from django.contrib.postgres.search import SearchVectorField
 from django.db import connection, models
@@ -20,8 +22,8 @@ from evidence.models import EvidenceRevision
 from tenancy.models import Agent, Tenant
 
 
-class MemoryQuerySet(models.QuerySet):
-    def with_fence(self):
+class MemoryQuerySet(models.QuerySet[Any]):
+    def with_fence(self) -> Self:
         """Annotate ``fenced``: the current revision rests on an invalidated evidence revision."""
         invalid = MemoryEvidence.objects.filter(
             memory=models.OuterRef("pk"),
@@ -197,12 +199,12 @@ class Memory(models.Model):
         """Hash of everything a revision asserts; receipts record it before and after."""
         return digest(self.snapshot())
 
-    def snapshot(self) -> dict:
+    def snapshot(self) -> dict[str, Any]:
         """Return the governed fields as JSON (what a proposal can set)."""
         return self.snapshot_of({column: getattr(self, column) for column in self.SNAPSHOT_COLUMNS})
 
     @classmethod
-    def snapshot_of(cls, row: dict) -> dict:
+    def snapshot_of(cls, row: Mapping[str, Any]) -> dict[str, Any]:
         """Return the snapshot of a memory given as a row of :attr:`SNAPSHOT_COLUMNS` values.
 
         ``verify_receipts`` hashes rows straight from ``values_list``.
@@ -225,7 +227,7 @@ class Memory(models.Model):
         return defaults
 
 
-def _iso(value) -> str | None:
+def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
@@ -285,7 +287,7 @@ class MemoryVector(models.Model):
         return f"{self.embedder} vector of {self.memory_id}@{self.memory_revision}"
 
 
-class AccessEventQuerySet(AppendOnlyQuerySet):
+class AccessEventQuerySet(AppendOnlyQuerySet["AccessEvent"]):
     def blank_queries(self) -> int:
         """Blank the query text of these events (a purge's scrub); the one change they ever take.
 
@@ -391,9 +393,10 @@ class MemoryReads(models.Model):
         return f"{self.memory_id} read {self.reads}× on {self.day}"
 
     @classmethod
-    def count(cls, tenant_id, memory_id) -> None:
+    def count(cls, tenant_id: uuid.UUID, memory_id: uuid.UUID) -> None:
         """Add one read today, in one statement (an upsert: concurrent reads never lose a count)."""
-        uuid_field: models.UUIDField = models.UUIDField()  # how this database spells a UUID parameter
+        # How this database spells a UUID parameter.
+        uuid_field: models.UUIDField[uuid.UUID, uuid.UUID] = models.UUIDField()
         values = [
             uuid_field.get_db_prep_value(tenant_id, connection),
             uuid_field.get_db_prep_value(memory_id, connection),

@@ -225,16 +225,18 @@ def recall(
     version = weights.version(entry.memory.type for entry in rows)
     event = _record(
         agent,
-        AccessEvent.Action.SEARCH,
-        AccessEvent.Outcome.OK,
+        _Access(
+            AccessEvent.Action.SEARCH,
+            AccessEvent.Outcome.OK,
+            fingerprint=policy.fingerprint,
+            query=query,
+            omitted=omitted,
+            next_offset=None if exhausted else offset,
+            ranking_version=version,
+            registration_version=registration.version,
+        ),
         context=context,
-        query=query,
         served=served,
-        omitted=omitted,
-        next_offset=None if exhausted else offset,
-        fingerprint=policy.fingerprint,
-        ranking_version=version,
-        registration_version=registration.version,
     )
     return RecallResult(event.id, items, None if exhausted else event.id, version)
 
@@ -312,22 +314,18 @@ def read_memory(*, agent: Agent, memory_id: uuid.UUID, context: dict) -> tuple[d
         outcome = AccessEvent.Outcome.NOT_FOUND if memory is None else AccessEvent.Outcome.DENIED
         _record(
             agent,
-            AccessEvent.Action.GET,
-            outcome,
+            _Access(AccessEvent.Action.GET, outcome, fingerprint=policy.fingerprint, target=memory_id),
             context=context,
-            target=memory_id,
-            fingerprint=policy.fingerprint,
         )
         raise MemoryNotFound()
     evidence = _evidence_by_memory([memory]).get(memory.id) if rule.mode == "raw" else None
     _record(
         agent,
-        AccessEvent.Action.GET,
-        AccessEvent.Outcome.OK,
+        _Access(
+            AccessEvent.Action.GET, AccessEvent.Outcome.OK, fingerprint=policy.fingerprint, target=memory_id
+        ),
         context=context,
-        target=memory_id,
         served=[(memory, rule)],
-        fingerprint=policy.fingerprint,
     )
     MemoryReads.count(agent.tenant_id, memory.id)
     view = present(memory, rule.mode, evidence=evidence)
@@ -450,38 +448,41 @@ def _evidence_by_memory(memories: list[Memory]) -> dict[uuid.UUID, list[dict]]:
     return evidence
 
 
+@dataclass(frozen=True)
+class _Access:
+    """What one read's access event says: a search's query and page, or a get's target."""
+
+    action: str
+    outcome: str
+    fingerprint: str
+    query: RecallQuery | None = None
+    target: uuid.UUID | None = None
+    omitted: int = 0
+    next_offset: int | None = None
+    ranking_version: str = ""
+    registration_version: int | None = None  # None: the tenant's active registration now
+
+
 @transaction.atomic
-def _record(
-    agent: Agent,
-    action: str,
-    outcome: str,
-    *,
-    context: dict,
-    fingerprint: str,
-    query: RecallQuery | None = None,
-    target: uuid.UUID | None = None,
-    served: list | None = None,
-    omitted: int = 0,
-    next_offset: int | None = None,
-    ranking_version: str = "",
-    registration_version: int | None = None,
-) -> AccessEvent:
+def _record(agent: Agent, access: _Access, *, context: dict, served: list | None = None) -> AccessEvent:
+    """Write the access event and one item per memory served (in its mode, by its rule)."""
+    query = access.query
     event = AccessEvent.objects.create(
         tenant_id=agent.tenant_id,
         agent=agent,
-        action=action,
-        outcome=outcome,
-        target_memory_id=target,
+        action=access.action,
+        outcome=access.outcome,
+        target_memory_id=access.target,
         query=query.text if query else "",
         filters=query.as_json() if query else {},
         policy_context=_audited_context(context),
         correlation_id=str(context.get("correlation_id", ""))[:200],
-        omitted_count=omitted,
-        next_offset=next_offset,
-        policy_fingerprint=fingerprint,
-        ranking_version=ranking_version,
-        registration_version=registration_version
-        if registration_version is not None
+        omitted_count=access.omitted,
+        next_offset=access.next_offset,
+        policy_fingerprint=access.fingerprint,
+        ranking_version=access.ranking_version,
+        registration_version=access.registration_version
+        if access.registration_version is not None
         else active_registration(tenant_id=agent.tenant_id).version,
     )
     AccessEventItem.objects.bulk_create(

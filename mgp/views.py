@@ -164,7 +164,7 @@ class MgpOperationApi(_MgpView):
         payload = body.get("payload") if isinstance(body, dict) else None
         context = body.get("policy_context") if isinstance(body, dict) else None
         target = payload.get("memory_id") if isinstance(payload, dict) else None
-        services.record_event(
+        services.record_refusal(
             request.user,
             self.operation,
             _claims(context),
@@ -217,8 +217,8 @@ class MgpOperationApi(_MgpView):
                 task = services.start_task(agent, context, op, request_id, {"payload": payload})
                 return 202, {"task": services.task_json(task)}
             data = selectors.export(agent, context, payload, sync=op == "sync")
-            services.record_event(
-                agent, op, context, request_id=request_id, allowed=True, result_count=len(data["memories"])
+            services.record_bulk_read(
+                agent, op, context, request_id=request_id, result_count=len(data["memories"])
             )
             return 200, data
         if op == "import":

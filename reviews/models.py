@@ -1,6 +1,7 @@
 """Review decisions: who decided what, for whom, why, on exactly which action."""
 
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -54,6 +55,8 @@ class ReviewDecision(AppendOnlyModel):
     )
 
     history = HistoricalRecords(get_user=human_history_user)
+    # Not a column: ``reviews.selectors.decision_history`` marks a decision made on an older digest.
+    stale: bool
 
     class Meta:
         ordering = ["created_at"]
@@ -84,7 +87,7 @@ class ReviewDecision(AppendOnlyModel):
         """True if a Custodian process recorded exactly this decision (needs ``actor`` loaded)."""
         return keyed_digest_matches(self.seal, DECISION_SEAL, self._sealed_json())
 
-    def _sealed_json(self) -> dict:
+    def _sealed_json(self) -> dict[str, str]:
         # The actor by username, the key that survives export and import.
         return {
             "id": str(self.id),
@@ -99,6 +102,6 @@ class ReviewDecision(AppendOnlyModel):
 DECISION_SEAL = "reviews.decision"
 
 
-def decision_seal(sealed: dict) -> str:
+def decision_seal(sealed: dict[str, Any]) -> str:
     """Return the seal of a decision given as its sealed JSON (migrations use it)."""
     return keyed_digest(DECISION_SEAL, sealed)

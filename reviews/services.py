@@ -36,6 +36,18 @@ from tenancy.selectors import publishing_tenants
 Decision = ReviewDecision.Decision
 
 
+@dataclass(frozen=True)
+class _Seen:
+    """One person's decision on the exact action they saw (its digest), and how it reached us."""
+
+    proposal_id: uuid.UUID
+    decision: str
+    reason: str
+    represented_owner: str
+    action_digest: str
+    channel: str
+
+
 @transaction.atomic(durable=True)
 def record_decision(
     *,
@@ -46,63 +58,53 @@ def record_decision(
     represented_owner: str,
     action_digest: str,
     channel: str,
-    require_low_risk: bool = False,
 ) -> ReviewDecision:
     """Record one person's decision on the exact action they saw; release, veto or return it."""
-    return _decide(
-        actor=actor,
+    seen = _Seen(
         proposal_id=proposal_id,
         decision=decision,
         reason=reason,
         represented_owner=represented_owner,
         action_digest=action_digest,
         channel=channel,
-        require_low_risk=require_low_risk,
     )
+    return _decide(actor, seen)
 
 
-def _decide(
-    *,
-    actor,
-    proposal_id: uuid.UUID,
-    decision: str,
-    reason: str,
-    represented_owner: str,
-    action_digest: str,
-    channel: str,
-    require_low_risk: bool = False,
-) -> ReviewDecision:
+def _decide(actor, seen: _Seen, *, require_low_risk: bool = False) -> ReviewDecision:
     """The body of ``record_decision``, inside a transaction the caller owns."""
     proposal = (
         Proposal.objects.select_for_update(of=("self",))
         .select_related("submitted_by", "tenant")
-        .filter(pk=proposal_id, tenant__in=viewable_tenants(actor))
+        .filter(pk=seen.proposal_id, tenant__in=viewable_tenants(actor))
         .first()
     )
     if proposal is None:
         raise ProposalNotFound()
-    _check_may_decide(actor, proposal, action_digest=action_digest, reason=reason)
+    _check_may_decide(actor, proposal, action_digest=seen.action_digest, reason=seen.reason)
     if require_low_risk and not proposal.is_low_risk:
         raise NotLowRisk()
-    if ReviewDecision.objects.filter(proposal=proposal, actor=actor, action_digest=action_digest).exists():
+    if ReviewDecision.objects.filter(
+        proposal=proposal, actor=actor, action_digest=seen.action_digest
+    ).exists():
         raise AlreadyDecided()
     recorded = ReviewDecision(
         tenant_id=proposal.tenant_id,
         proposal=proposal,
         actor=actor,
-        represented_owner=represented_owner.strip() or actor.get_username(),
-        decision=decision,
-        reason=reason.strip(),
+        represented_owner=seen.represented_owner.strip() or actor.get_username(),
+        decision=seen.decision,
+        reason=seen.reason.strip(),
         action_digest=proposal.action_digest,
         proposal_version=proposal.version,
         policy_fingerprint=proposal.policy_fingerprint,
-        channel=channel,
+        channel=seen.channel,
     )
     recorded.seal = recorded.compute_seal()
     recorded.save(force_insert=True)
-    if decision == Decision.REJECT:
+    if seen.decision == Decision.REJECT:
         conclude_review(proposal, status=Proposal.Status.REJECTED)
-    elif decision == Decision.REQUEST_CHANGES:
+    elif seen.decision == Decision.REQUEST_CHANGES:
         conclude_review(proposal, status=Proposal.Status.CHANGES_REQUESTED)
     elif len(approving_decisions(proposal)) >= proposal.required_approvals:
         conclude_review(proposal, status=Proposal.Status.RELEASED)
@@ -149,16 +151,16 @@ def bulk_approve(
     results = []
     for proposal_id, digest in items:
         try:
-            decision = record_decision(
-                actor=actor,
+            seen = _Seen(
                 proposal_id=proposal_id,
                 decision=Decision.APPROVE,
                 reason=reason,
                 represented_owner=represented_owner,
                 action_digest=digest,
                 channel=ReviewDecision.Channel.BULK,
-                require_low_risk=True,
             )
+            with transaction.atomic(durable=True):  # one transaction each, as ``record_decision`` takes
+                decision = _decide(actor, seen, require_low_risk=True)
             results.append(BulkResult(proposal_id, decision=decision))
         except DomainError as error:
             results.append(BulkResult(proposal_id, error=error))
@@ -197,13 +199,15 @@ def decide_together(
         try:
             decisions.append(
                 _decide(
-                    actor=actor,
-                    proposal_id=item.proposal_id,
-                    decision=item.decision,
-                    reason=reason,
-                    represented_owner=represented_owner,
-                    action_digest=item.action_digest,
-                    channel=ReviewDecision.Channel.UI,
+                    actor,
+                    _Seen(
+                        proposal_id=item.proposal_id,
+                        decision=item.decision,
+                        reason=reason,
+                        represented_owner=represented_owner,
+                        action_digest=item.action_digest,
+                        channel=ReviewDecision.Channel.UI,
+                    ),
                 )
             )
         except DomainError as refusal:

@@ -2,6 +2,8 @@
 
 import hashlib
 import uuid
+from datetime import datetime
+from typing import Any, Self
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -67,8 +69,8 @@ class Agent(models.Model):
     is_anonymous = False
 
 
-class DelegationQuerySet(models.QuerySet):
-    def live(self):
+class DelegationQuerySet(models.QuerySet["Delegation"]):
+    def live(self) -> Self:
         """Grants neither revoked nor expired."""
         now = timezone.now()
         return self.filter(revoked_at__isnull=True).filter(
@@ -118,12 +120,12 @@ class Delegation(models.Model):
         self.tenant_id = self.agent.tenant_id
 
     @property
-    def subject(self) -> dict:
+    def subject(self) -> dict[str, str]:
         return {"kind": self.subject_kind, "id": self.subject_id}
 
 
-class TokenQuerySet(models.QuerySet):
-    def active(self):
+class TokenQuerySet(models.QuerySet[Any]):
+    def active(self) -> Self:
         """Tokens neither revoked nor expired."""
         now = timezone.now()
         return self.filter(revoked_at__isnull=True).filter(
@@ -180,8 +182,8 @@ class UserToken(BearerToken):
         return f"{self.user} {self.hint}…"
 
 
-class DeniedRequestQuerySet(AppendOnlyQuerySet):
-    def bump(self, *, at) -> int:
+class DeniedRequestQuerySet(AppendOnlyQuerySet["DeniedRequest"]):
+    def bump(self, *, at: datetime) -> int:
         """Count one more refusal on the matching row; return how many rows matched.
 
         The only change a row ever takes (PostgreSQL enforces it too, see migration 0007).

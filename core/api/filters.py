@@ -6,7 +6,9 @@ documents each filter from its FilterSet. The bounds given here are declared
 once and both enforced and documented.
 """
 
-from datetime import UTC
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 import django_filters
 from django import forms
@@ -15,10 +17,10 @@ from django_filters.fields import IsoDateTimeField
 from drf_spectacular.utils import extend_schema_field
 
 
-class ChoiceFilter(django_filters.ChoiceFilter):
+class ChoiceFilter(django_filters.ChoiceFilter):  # type: ignore[misc, unused-ignore]  # django-filter ships no types
     """A choice filter whose refusal lists the valid choices: agents learn them from the error."""
 
-    def __init__(self, *, choices, **kwargs):
+    def __init__(self, *, choices: Sequence[tuple[Any, Any]], **kwargs: Any) -> None:
         valid = ", ".join(str(value) for value, _ in choices)
         message = f'"%(value)s" is not a valid choice; use one of: {valid}.'
         super().__init__(choices=choices, error_messages={"invalid_choice": message}, **kwargs)
@@ -26,29 +28,29 @@ class ChoiceFilter(django_filters.ChoiceFilter):
         extend_schema_field({"type": "string", "enum": [value for value, _ in choices]})(self)
 
 
-class CharFilter(django_filters.CharFilter):
+class CharFilter(django_filters.CharFilter):  # type: ignore[misc, unused-ignore]  # django-filter ships no types
     """An exact-match text filter with a length bound (a longer value could never match)."""
 
-    def __init__(self, *, max_length: int, **kwargs):
+    def __init__(self, *, max_length: int, **kwargs: Any) -> None:
         super().__init__(max_length=max_length, **kwargs)
         extend_schema_field({"type": "string", "maxLength": max_length})(self)
 
 
-class IntegerFilter(django_filters.NumberFilter):
+class IntegerFilter(django_filters.NumberFilter):  # type: ignore[misc, unused-ignore]  # django-filter ships no types
     """A whole-number filter within bounds (``NumberFilter`` alone would accept decimals)."""
 
     field_class = forms.IntegerField
 
-    def __init__(self, *, min_value: int, max_value: int, **kwargs):
+    def __init__(self, *, min_value: int, max_value: int, **kwargs: Any) -> None:
         super().__init__(min_value=min_value, max_value=max_value, **kwargs)
         extend_schema_field({"type": "integer", "minimum": min_value, "maximum": max_value})(self)
 
 
-class UtcDateTimeField(IsoDateTimeField):
+class UtcDateTimeField(IsoDateTimeField):  # type: ignore[misc, unused-ignore]  # django-filter ships no types
     """An ISO 8601 moment in UTC: the database never sees an offset it cannot store (+23:59)."""
 
-    def to_python(self, value):
-        moment = super().to_python(value)
+    def to_python(self, value: Any) -> datetime | None:
+        moment: datetime | None = super().to_python(value)
         if moment is None:
             return None
         try:
@@ -57,5 +59,5 @@ class UtcDateTimeField(IsoDateTimeField):
             raise ValidationError(self.error_messages["invalid"], code="invalid") from None
 
 
-class DateTimeFilter(django_filters.IsoDateTimeFilter):
+class DateTimeFilter(django_filters.IsoDateTimeFilter):  # type: ignore[misc, unused-ignore]  # django-filter ships no types
     field_class = UtcDateTimeField

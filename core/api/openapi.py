@@ -1,5 +1,10 @@
 """drf-spectacular hook: document the problem+json errors every operation can answer."""
 
+from typing import Any
+
+from drf_spectacular.generators import SchemaGenerator
+from rest_framework.request import Request
+
 PROBLEM = {
     "type": "object",
     "description": "RFC 9457 problem details; `code` is stable and machine-readable.",
@@ -25,7 +30,9 @@ ERRORS = {
 }
 
 
-def add_problem_responses(result, generator, request, public):
+def add_problem_responses(
+    result: dict[str, Any], generator: SchemaGenerator, request: Request | None, public: bool
+) -> dict[str, Any]:
     result.setdefault("components", {}).setdefault("schemas", {})["Problem"] = PROBLEM
     reference = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
     for path, operations in result.get("paths", {}).items():

@@ -2,11 +2,13 @@
 
 from base64 import b64encode
 from datetime import datetime, timedelta
+from typing import cast
 from urllib.parse import urlencode
 
 from django.utils.dateparse import parse_datetime
 from rest_framework.exceptions import NotFound
-from rest_framework.pagination import CursorPagination
+from rest_framework.pagination import Cursor, CursorPagination
+from rest_framework.request import Request
 
 from core.errors import DomainError
 
@@ -19,7 +21,7 @@ class InvalidCursor(DomainError):
     title = "The cursor is not one this API issued"
 
 
-def plausible_timestamp(value) -> datetime | None:
+def plausible_timestamp(value: object) -> datetime | None:
     """Parse a timestamp from a client-held cursor; None unless the database could store it.
 
     Cursors are client input: a forged position (year 9999 with a negative
@@ -43,23 +45,24 @@ class CreatedCursorPagination(CursorPagination):
     page_size_query_param = "limit"
     max_page_size = 200
 
-    def decode_cursor(self, request):
+    def decode_cursor(self, request: Request) -> Cursor | None:
         try:
             cursor = super().decode_cursor(request)
         except NotFound:
             raise InvalidCursor() from None
         if cursor is None:
             return None
-        if cursor.position is not None and str(plausible_timestamp(cursor.position)) != cursor.position:
+        position = cast(str | None, cursor.position)  # text as decoded (the stubs say int)
+        if position is not None and str(plausible_timestamp(position)) != position:
             raise InvalidCursor()  # not a timestamp, or not spelled the way this API writes one
         if _as_issued(cursor) != request.query_params.get(self.cursor_query_param):
             raise InvalidCursor()  # e.g. an offset beyond the cutoff, which DRF would silently clamp
         return cursor
 
 
-def _as_issued(cursor) -> str:
+def _as_issued(cursor: Cursor) -> str:
     """Return the cursor token exactly as ``CursorPagination.encode_cursor`` writes it."""
-    tokens = {"o": str(cursor.offset)} if cursor.offset else {}
+    tokens: dict[str, object] = {"o": str(cursor.offset)} if cursor.offset else {}
     if cursor.reverse:
         tokens["r"] = "1"
     if cursor.position is not None:

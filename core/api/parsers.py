@@ -1,6 +1,7 @@
 """A JSON parser that refuses hostile bodies before they reach a serializer."""
 
-from typing import Any
+from collections.abc import Mapping
+from typing import IO, Any
 
 from django.conf import settings
 from rest_framework.exceptions import ParseError
@@ -33,7 +34,12 @@ def _check_tree(value: Any, max_depth: int) -> None:
 class StrictJSONParser(JSONParser):
     """Parse JSON bodies within a size and depth budget, strictly (:mod:`core.strict_json`)."""
 
-    def parse(self, stream, media_type=None, parser_context=None):
+    def parse(
+        self,
+        stream: IO[Any] | None,
+        media_type: str | None = None,
+        parser_context: Mapping[str, Any] | None = None,
+    ) -> Any:
         # A view may raise the limits for itself (the batch endpoint); every other view gets the default.
         view = (parser_context or {}).get("view")
         limit = getattr(view, "max_body_bytes", None) or settings.CUSTODIAN_MAX_BODY_BYTES

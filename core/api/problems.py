@@ -6,14 +6,15 @@ This is the only place that turns exceptions into HTTP error bodies.
 import logging
 import math
 import sys
+from collections.abc import Callable
 from http import HTTPStatus
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DatabaseError, DataError, OperationalError
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.urls import Resolver404, resolve
 from django.views.defaults import page_not_found, server_error
 from rest_framework import exceptions as drf
@@ -53,17 +54,26 @@ def tag_problem(response: R, code: str) -> R:
     return response
 
 
-def problem_response(status: int, code: str, title: str, detail: str = "", **extra) -> Response:
+def problem_response(status: int, code: str, title: str, detail: str = "", **extra: Any) -> Response:
     """Return a problem+json response."""
-    body = {"type": f"urn:custodian:problem:{code}", "title": title, "status": status, "code": code}
+    body: dict[str, Any] = {
+        "type": f"urn:custodian:problem:{code}",
+        "title": title,
+        "status": status,
+        "code": code,
+    }
     if detail:
         body["detail"] = detail
     body.update(extra)
     return tag_problem(Response(body, status=status, content_type=PROBLEM_CONTENT_TYPE), code)
 
 
-def problem_exception_handler(exc, context):
-    """DRF exception handler: domain, DRF, Django and database errors to problem+json."""
+def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Any:
+    """DRF exception handler: domain, DRF, Django and database errors to problem+json.
+
+    A ``Response``, or None for an exception DRF should re-raise; typed ``Any`` because callers
+    outside DRF (a batch item's answer) read the response of errors they know it renders.
+    """
     return _problem_for(exc)
 
 
@@ -71,7 +81,7 @@ def problem_exception_handler(exc, context):
 DENIED_STATUSES = {401: "not_authenticated", 403: "permission_denied", 404: "not_found", 429: "throttled"}
 
 
-def announce_denial(request, status: int, code: str) -> None:
+def announce_denial(request: HttpRequest, status: int, code: str) -> None:
     """Let the audit trail record a refused request (never fails the response).
 
     ``tenancy.middleware.ThrottleMiddleware`` calls this once per request, for the response the
@@ -84,9 +94,10 @@ def announce_denial(request, status: int, code: str) -> None:
             logger.warning("could not audit a denied request to %s", request.path)
 
 
-def denial_code(response) -> str:
+def denial_code(response: HttpResponseBase) -> str:
     """Return the problem ``code`` of a response, or the usual one for its status."""
-    return getattr(response, "problem_code", "") or DENIED_STATUSES.get(response.status_code, "")
+    code: str = getattr(response, "problem_code", "")
+    return code or DENIED_STATUSES.get(response.status_code, "")
 
 
 def retry_after(wait: float | None) -> str:
@@ -94,7 +105,7 @@ def retry_after(wait: float | None) -> str:
     return str(max(1, math.ceil(wait or 0)))
 
 
-def throttled_response(request, wait: float | None) -> HttpResponse:
+def throttled_response(request: HttpRequest, wait: float | None) -> HttpResponse:
     """Answer 429 outside DRF: problem+json under /api/, plain text elsewhere; always with Retry-After."""
     response: HttpResponse
     if _is_api(request):
@@ -106,7 +117,7 @@ def throttled_response(request, wait: float | None) -> HttpResponse:
     return response
 
 
-def _problem_for(exc):
+def _problem_for(exc: Exception) -> Response | None:
     set_rollback()
     if isinstance(exc, DomainError):
         return problem_response(exc.status, exc.code, exc.title, exc.detail, **exc.extra)
@@ -148,10 +159,13 @@ def _problem_for(exc):
 
 def is_query_timeout(exc: BaseException | None) -> bool:
     """True for a statement PostgreSQL cancelled because it ran past ``statement_timeout``."""
-    return isinstance(exc, OperationalError) and getattr(exc.__cause__, "sqlstate", None) == QUERY_CANCELED
+    if not isinstance(exc, OperationalError):
+        return False
+    sqlstate: object = getattr(exc.__cause__, "sqlstate", None)
+    return sqlstate == QUERY_CANCELED
 
 
-def _query_timeout(render):
+def _query_timeout(render: Callable[[int, str, str], R]) -> R:
     """A 503 ``query_timeout`` problem, with a Retry-After longer than an outage's."""
     response = render(503, "query_timeout", "The request's query ran past its time budget; retry later")
     response["Retry-After"] = retry_after(QUERY_TIMEOUT_RETRY_SECONDS)
@@ -170,11 +184,11 @@ def _title_of(exc: drf.APIException) -> str:
     return HTTPStatus(exc.status_code).phrase if "{" in title else title
 
 
-def _is_api(request) -> bool:
+def _is_api(request: HttpRequest) -> bool:
     return request.path.startswith("/api/")
 
 
-def not_found_handler(request, exception=None):
+def not_found_handler(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """handler404: problem+json under /api/, Django's page elsewhere."""
     if not _is_api(request):
         return page_not_found(request, exception)
@@ -191,7 +205,7 @@ def _path_hint(path: str) -> str:
     return f"No endpoint has this path; did you mean {other}?"
 
 
-def server_error_handler(request):
+def server_error_handler(request: HttpRequest) -> HttpResponse:
     """handler500: problem+json under /api/ (the traceback goes to the log only).
 
     A database that refuses connections (down, or at its connection limit) is
@@ -211,7 +225,12 @@ def server_error_handler(request):
 
 def plain_problem(status: int, code: str, title: str, detail: str = "") -> JsonResponse:
     """A problem+json response outside DRF (the URL resolver's own 404 and 500)."""
-    body = {"type": f"urn:custodian:problem:{code}", "title": title, "status": status, "code": code}
+    body: dict[str, Any] = {
+        "type": f"urn:custodian:problem:{code}",
+        "title": title,
+        "status": status,
+        "code": code,
+    }
     if detail:
         body["detail"] = detail
     return tag_problem(JsonResponse(body, status=status, content_type=PROBLEM_CONTENT_TYPE), code)

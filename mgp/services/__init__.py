@@ -2,7 +2,7 @@
 (``proposing``), and the write, update and lifecycle calls (``writes``)."""
 
 from mgp.services.proposing import cancel_task, follow_proposal, start_task, task_json, translate
-from mgp.services.records import authorise, existing, record_event, render
+from mgp.services.records import authorise, existing, record_bulk_read, record_refusal, render
 from mgp.services.writes import lifecycle, update, write
 
 __all__ = [
@@ -11,7 +11,8 @@ __all__ = [
     "existing",
     "follow_proposal",
     "lifecycle",
-    "record_event",
+    "record_bulk_read",
+    "record_refusal",
     "render",
     "start_task",
     "task_json",

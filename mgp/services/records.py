@@ -41,19 +41,42 @@ def authorise(agent: Agent, context: dict) -> dict:
         raise MgpError("MGP_POLICY_DENIED", str(error.detail), rule="acting_for_not_granted") from None
 
 
-def record_event(
-    agent: Agent,
-    operation: str,
-    context: dict,
-    *,
-    request_id: str,
-    code: str = "",
-    reason: str = "",
-    target: Any = None,
-    allowed: bool = False,
-    result_count: int | None = None,
+def record_refusal(
+    agent: Agent, operation: str, context: dict, *, request_id: str, code: str, reason: str, target: Any
 ) -> None:
-    """Audit an MGP refusal or bulk read that no proposal or access event records."""
+    """Audit an MGP refusal that no proposal or access event records."""
+    _record_event(
+        agent,
+        context,
+        operation=operation,
+        request_id=str(request_id)[:200],
+        allowed=False,
+        code=(code or operation)[:40],
+        reason=reason[:200],
+        target=str(target or "")[:256],
+        result_count=None,
+    )
+
+
+def record_bulk_read(
+    agent: Agent, operation: str, context: dict, *, request_id: str, result_count: int
+) -> None:
+    """Audit an MGP bulk read (export, sync) that no access event records."""
+    _record_event(
+        agent,
+        context,
+        operation=operation,
+        request_id=str(request_id)[:200],
+        allowed=True,
+        code=operation[:40],
+        reason="",
+        target="",
+        result_count=result_count,
+    )
+
+
+def _record_event(agent: Agent, context: dict, **outcome: Any) -> None:
+    """Write the event with the context as audit keeps it: the subject as a pseudonym, no request id."""
     subject = context.get("acting_for_subject")
     if isinstance(subject, dict):
         context = {**context, "acting_for_subject": subject_pseudonym(subject)}
@@ -61,13 +84,7 @@ def record_event(
     MgpEvent.objects.create(
         tenant_id=agent.tenant_id,
         agent=agent,
-        operation=operation,
-        request_id=str(request_id)[:200],
-        allowed=allowed,
-        code=(code or operation)[:40],
-        reason=reason[:200],
-        target=str(target or "")[:256],
-        result_count=result_count,
+        **outcome,
         policy_context=context,
         correlation_id=str(context.get("correlation_id") or "")[:200],
     )

@@ -8,6 +8,7 @@ answered synchronously; one that needs people becomes an MGP task.
 
 import contextlib
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -83,7 +84,8 @@ def write(agent: Agent, context: dict, request_id: str, payload: dict, *, key: s
         if strategy != "merge" and name in memory and memory[name] != getattr(current, name):
             changes[name] = memory[name]
     resolution = "merged" if strategy == "merge" else "replaced"
-    return _update(agent, context, key, payload, record, current, changes, memory.get("source"), resolution)
+    change = _Change(record, current, changes, source=memory.get("source"), resolution=resolution)
+    return _update(agent, context, key, payload, change)
 
 
 def _match(agent: Agent, memory: dict, hint: dict | None) -> tuple[MgpRecord, Memory | None] | None:
@@ -156,19 +158,21 @@ def _withdraw_quietly(agent: Agent, proposal: Proposal) -> None:
         withdraw_proposal(agent=agent, proposal=proposal)
 
 
-def _update(
-    agent: Agent,
-    context: dict,
-    key: str,
-    body: dict,
-    record: MgpRecord,
-    current: Memory,
-    changes: dict,
-    source: dict | None,
-    resolution: str | None,
-    extensions: dict | None = None,
-) -> Outcome:
-    source = source or record.source or {"kind": "system", "ref": "mgp"}
+@dataclass(frozen=True)
+class _Change:
+    """An update of a stored memory, and what its answer says about the record."""
+
+    record: MgpRecord
+    current: Memory
+    changes: dict
+    source: dict | None = None  # None: the record's own
+    resolution: str | None = None
+    extensions: dict | None = None  # None: the record's own
+
+
+def _update(agent: Agent, context: dict, key: str, body: dict, change: _Change) -> Outcome:
+    record, current = change.record, change.current
+    source = change.source or record.source or {"kind": "system", "ref": "mgp"}
     binding = register_source(agent, source)
     proposal = submit(
         agent,
@@ -177,7 +181,7 @@ def _update(
             "action": "update",
             "memory_id": current.pk,
             "base_revision": current.revision,
-            "changes": changes,
+            "changes": change.changes,
             "evidence": [binding],
             "policy_context": context,
             "rationale": f"MGP update {key}",
@@ -187,8 +191,8 @@ def _update(
     answer = {
         "kind": "memory",
         "external_id": record.external_id,
-        "resolution": resolution,
-        "extensions": record.extensions if extensions is None else extensions,
+        "resolution": change.resolution,
+        "extensions": record.extensions if change.extensions is None else change.extensions,
         "source": source,
     }
     return finish(agent, context, proposal, operation="update", request_id=key, answer=answer)
@@ -248,18 +252,8 @@ def update(agent: Agent, context: dict, request_id: str, payload: dict) -> Outco
         record.extensions = merged.get("extensions") or {}
         record.save(update_fields=["extensions"])
         return Outcome(200, render(agent, context, record))
-    return _update(
-        agent,
-        context,
-        request_id,
-        payload,
-        record,
-        current,
-        changes,
-        None,
-        None,
-        merged.get("extensions") or {},
-    )
+    change = _Change(record, current, changes, extensions=merged.get("extensions") or {})
+    return _update(agent, context, request_id, payload, change)
 
 
 def _stored(record: MgpRecord, memory: Memory) -> dict[str, Any]:

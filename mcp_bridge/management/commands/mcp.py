@@ -1,6 +1,8 @@
 """``manage.py mcp``: serve Custodian to MCP agents (stdio, or ``--http`` streamable HTTP)."""
 
 import os
+from argparse import ArgumentParser
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -17,7 +19,7 @@ class Command(BaseCommand):
     # It never touches the database, so it runs no system checks that might.
     requires_system_checks: list[str] = []
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
         parser.add_argument(
             "--host", default="127.0.0.1", help="--http: address to bind (default: local only)"
@@ -29,7 +31,7 @@ class Command(BaseCommand):
             help="--http: allow a non-loopback --host (whoever reaches the port acts as the token's agent)",
         )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         token = os.environ.get("CUSTODIAN_TOKEN", "")
         if not token:
             raise CommandError("Set CUSTODIAN_TOKEN to the agent token this MCP server acts as.")
