@@ -44,6 +44,8 @@ def mcp_env(url: str, token: str, tmp_path: Path) -> dict[str, str]:
         "CUSTODIAN_URL": url,
         "CUSTODIAN_TOKEN": token,
         "CUSTODIAN_ACTING_FOR": "user:pm-alice",
+        # A tool answers as soon as the receipt exists; a loaded machine only makes it wait longer.
+        "CUSTODIAN_MCP_WAIT_SECONDS": "60",
         "DATABASE_URL": "postgres://nobody@127.0.0.1:1/no_database",
         "CUSTODIAN_VAR_DIR": str(tmp_path / "mcp-var"),
         "PYTHONPATH": str(BASE_DIR / "client"),
