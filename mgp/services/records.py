@@ -45,38 +45,22 @@ def record_refusal(
     agent: Agent, operation: str, context: dict, *, request_id: str, code: str, reason: str, target: Any
 ) -> None:
     """Audit an MGP refusal that no proposal or access event records."""
-    _record_event(
-        agent,
-        context,
-        operation=operation,
-        request_id=str(request_id)[:200],
-        allowed=False,
-        code=(code or operation)[:40],
-        reason=reason[:200],
-        target=str(target or "")[:256],
-        result_count=None,
-    )
+    refusal = {"code": (code or operation)[:40], "reason": reason[:200], "target": str(target or "")[:256]}
+    _record_event(agent, context, operation, request_id, allowed=False, **refusal)
 
 
 def record_bulk_read(
     agent: Agent, operation: str, context: dict, *, request_id: str, result_count: int
 ) -> None:
     """Audit an MGP bulk read (export, sync) that no access event records."""
-    _record_event(
-        agent,
-        context,
-        operation=operation,
-        request_id=str(request_id)[:200],
-        allowed=True,
-        code=operation[:40],
-        reason="",
-        target="",
-        result_count=result_count,
-    )
+    _record_event(agent, context, operation, request_id, code=operation[:40], result_count=result_count)
 
 
-def _record_event(agent: Agent, context: dict, **outcome: Any) -> None:
-    """Write the event with the context as audit keeps it: the subject as a pseudonym, no request id."""
+def _record_event(agent: Agent, context: dict, operation: str, request_id: str, **columns: Any) -> None:
+    """Write the event with the context as audit keeps it: the subject as a pseudonym, no request id.
+
+    ``columns`` are the event's own (refused or allowed, code, reason, target, result count).
+    """
     subject = context.get("acting_for_subject")
     if isinstance(subject, dict):
         context = {**context, "acting_for_subject": subject_pseudonym(subject)}
@@ -84,7 +68,10 @@ def _record_event(agent: Agent, context: dict, **outcome: Any) -> None:
     MgpEvent.objects.create(
         tenant_id=agent.tenant_id,
         agent=agent,
-        **outcome,
+        operation=operation,
+        request_id=str(request_id)[:200],
+        allowed=columns.pop("allowed", True),
+        **columns,
         policy_context=context,
         correlation_id=str(context.get("correlation_id") or "")[:200],
     )
