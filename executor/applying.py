@@ -42,12 +42,12 @@ from memory_core.mutations import (
 )
 from memory_core.signals import memory_purged
 from proposals.gates import failed_gates
+from proposals.kinds.compact import compaction_refusal
+from proposals.kinds.entity import entity_create_refusal, entity_merge_refusal, entity_unmerge_refusal
+from proposals.kinds.link import link_refusal
 from proposals.models import DreamingRun, OutboxEntry, Proposal, ProposalEvidence
 from proposals.services import escalate_to_review, record_executions, scrub_purged_content
-from proposals.services.compaction import compaction_refusal
 from proposals.services.compaction_sweep import RESUMMARY_KEY, propose_resummaries
-from proposals.services.entities import entity_refusal
-from proposals.services.linking import link_refusal
 from registrations.activation import activate
 from registrations.compiled import ActiveRegistration
 from registrations.document import fingerprint
@@ -335,6 +335,11 @@ def _verify(
         return refusal or Check(Outcome.APPLIED, decision_ids=authority.decision_ids)
     if proposal.action in Proposal.ENTITY_ACTIONS:
         refusal = _check_evidence(evidence)
+        entity_refusal = {
+            Proposal.Action.ENTITY_CREATE: entity_create_refusal,
+            Proposal.Action.ENTITY_MERGE: entity_merge_refusal,
+            Proposal.Action.ENTITY_UNMERGE: entity_unmerge_refusal,
+        }[Proposal.Action(proposal.action)]
         if refusal is None and (why := entity_refusal(proposal)):
             refusal = Check(Outcome.STALE, why)
         return refusal or Check(Outcome.APPLIED, decision_ids=authority.decision_ids)

@@ -16,9 +16,9 @@ from evidence.models import EvidenceRevision
 from executor.audit import memory_problems
 from executor.models import Receipt
 from memory_core.models import Memory, MemoryEvidence, MemoryLineage, MemoryReads
+from proposals.kinds.compact import CompactionInvalid
 from proposals.models import Proposal
 from proposals.services import invalidate_evidence_revision, propose_compactions, request_publication
-from proposals.services.compaction import CompactionInvalid
 from proposals.services.compaction_sweep import over_capacity_groups
 from registrations.document import DEFAULT_DOCUMENT
 from registrations.services import draft_registration
