@@ -5,6 +5,7 @@ which locks the entities it reads.
 """
 
 import uuid
+from typing import Any
 
 from django.utils import timezone
 
@@ -50,7 +51,7 @@ class EntityUnmergeEffect(Effect):
         return Applied(ctx.memory, _redirect(ctx.proposal, None, receipt_id))
 
 
-def _redirect(proposal: Proposal, into_field: str | None, receipt_id: uuid.UUID) -> dict:
+def _redirect(proposal: Proposal, into_field: str | None, receipt_id: uuid.UUID) -> dict[str, Any]:
     """Redirect the entity into the one ``into_field`` names (None: back to itself).
 
     The receipt binds the row's hash.

@@ -55,8 +55,8 @@ def freeze_and_classify(
     if registration is None:
         registration = active_registration(tenant_id=agent.tenant_id)
     proposal.registration_version = registration.version
-    prepared = kind.prepare(Freezing(proposal, agent, payload, registration))
-    facts = _facts(Freezing(proposal, agent, payload, registration), prepared, evidence_status)
+    freezing = Freezing(proposal, agent, payload, registration)
+    facts = _facts(freezing, kind.prepare(freezing), evidence_status)
     verdict = classify(active_rule_set(), facts)
     _apply_verdict(proposal, verdict, facts)
     if reviewed_path is not None:
