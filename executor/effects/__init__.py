@@ -6,9 +6,10 @@ the kind up here for the rest: its own re-checks (``Effect.verify``) and its
 write (``Effect.apply``). The freezing half of each kind is
 ``proposals.kinds.KINDS``.
 
-Kinds that share everything share a class, with one entry each: the
-lifecycle verbs but purge (``lifecycle``), and purge checks as they do
-(``purge``). The entity kinds share a module (``entity``).
+Kinds that share everything share a class, with one entry each: expire,
+revoke, delete, restore and dormant are one ``TransitionEffect``
+(``lifecycle``); purge is checked as they are but writes its own way
+(``purge``). The three entity kinds share a module (``entity``).
 
 Adding a kind: a module here and one in ``proposals/kinds/``, and one line
 in each table (``tests/test_action_kinds.py`` fails until both are there).
