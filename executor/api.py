@@ -5,9 +5,15 @@ gets that memory raw (the view of its proposal, ``proposals.presenters``), as
 recall shows evidence only raw. The rest of a receipt is metadata.
 """
 
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.generics import ListAPIView
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -39,7 +45,7 @@ class ReceiptOutput(serializers.ModelSerializer):
     def get_view(self, receipt: Receipt) -> str:
         return _view(receipt).mode
 
-    def to_representation(self, instance):
+    def to_representation(self, instance: Receipt) -> dict[str, Any]:
         data = super().to_representation(instance)
         if data["view"] != "raw":
             data["evidence"] = []
@@ -50,11 +56,11 @@ def _view(receipt: Receipt) -> ReadView:
     return getattr(receipt.proposal, "read_view", None) or ReadView(UNRESOLVED)
 
 
-def attach_receipt_views(receipts, context: dict) -> list[Receipt]:
+def attach_receipt_views(receipts: Iterable[Receipt], context: dict[str, Any]) -> list[Receipt]:
     """Give the proposal of each receipt the caller's view: one read of the page's memories."""
-    receipts = list(receipts)
-    attach_views([receipt.proposal for receipt in receipts], context)
-    return receipts
+    listed = list(receipts)
+    attach_views([receipt.proposal for receipt in listed], context)
+    return listed
 
 
 class ReceiptListApi(ListAPIView):
@@ -65,21 +71,21 @@ class ReceiptListApi(ListAPIView):
     pagination_class = CreatedCursorPagination
     filterset_class = ReceiptFilter
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Receipt]:
         return receipt_list(tenant=request_agent(self.request).tenant).select_related("proposal")
 
     @extend_schema(parameters=READ_CONTEXT_PARAMETERS)
-    def get(self, request, *args, **kwargs):
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         self.read_context = read_context(request)  # refused (403) before anything is listed
         return self.list(request, *args, **kwargs)
 
-    def paginate_queryset(self, queryset):
+    def paginate_queryset(self, queryset: Any) -> Any:
         return attach_receipt_views(super().paginate_queryset(queryset) or [], self.read_context)
 
 
 class ReceiptDetailApi(APIView):
     @extend_schema(parameters=READ_CONTEXT_PARAMETERS, responses=ReceiptOutput)
-    def get(self, request, receipt_id):
+    def get(self, request: Any, receipt_id: uuid.UUID) -> Response:
         context = read_context(request)
         receipt = receipt_detail(tenant=request.user.tenant, receipt_id=receipt_id)
         return Response(ReceiptOutput(*attach_receipt_views([receipt], context)).data)

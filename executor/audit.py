@@ -28,7 +28,7 @@ a revision such a receipt wrote has that revision's content hash checked.
 
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import connection, transaction
 from django.db.models import Exists, F, Lookup, OuterRef, TextField
@@ -118,14 +118,14 @@ def _memory_problems(tenant_id: Any, ids: tuple[str, str | None] | None, limit: 
     return problems[:limit]
 
 
-def _compaction_members(tenant_id: Any) -> dict[str, list[tuple]]:
+def _compaction_members(tenant_id: Any) -> dict[str, list[tuple[Any, ...]]]:
     """The member revisions applied compactions wrote, as receipt rows of each member (with seq).
 
     A compaction has one receipt (its memory is the successor) that also
     moved every member to a dormant revision; its chained effects list each
     member's revisions and memory hashes (``executor.revision_hashes.bind_memory_rows``).
     """
-    moved: dict[str, list[tuple]] = {}
+    moved: dict[str, list[tuple[Any, ...]]] = {}
     # Along receipt_compaction_idx: no join of every receipt with its proposal.
     compactions = Receipt.objects.filter(
         tenant_id=tenant_id, outcome=Receipt.Outcome.APPLIED, effects__has_key="compaction"
@@ -172,7 +172,9 @@ def _evidence_problem(content: Any, content_hash: str) -> str:
     return ""
 
 
-def _problems_of(memory_id: str, receipts: list, history: list, links: list, memory: list) -> list[str]:
+def _problems_of(
+    memory_id: str, receipts: list[Any], history: list[Any], links: list[Any], memory: list[Any]
+) -> list[str]:
     """Check one memory's rows against its applied receipts (in chain order)."""
     expected = {}  # revision -> (the hash its history row must have, content hash, receipt id)
     purged_by = None
@@ -187,7 +189,7 @@ def _problems_of(memory_id: str, receipts: list, history: list, links: list, mem
                 expected[before] = (before_hash, "", receipt_id)
     name = uuid_text(memory_id)
     problems = _row_problems(name, memory[0] if memory else None, last, purged_by, bool(history))
-    linked: dict[int, list] = {}
+    linked: dict[int, list[Any]] = {}
     for link in links:
         linked.setdefault(link[1], []).append((link[3], link[4]))
     for kept in history:
@@ -221,7 +223,9 @@ def _problems_of(memory_id: str, receipts: list, history: list, links: list, mem
     return problems
 
 
-def _row_problems(name: str, row: tuple | None, last: tuple | None, purged_by, in_history: bool) -> list[str]:
+def _row_problems(
+    name: str, row: tuple[Any, ...] | None, last: tuple[Any, ...] | None, purged_by: Any, in_history: bool
+) -> list[str]:
     """The memory row must exist exactly when, and at the revision, its receipts say."""
     if purged_by:
         return [f"memory {name} exists though receipt {uuid_text(purged_by)} purged it"] if row else []
@@ -238,7 +242,9 @@ def _row_problems(name: str, row: tuple | None, last: tuple | None, purged_by, i
     return []
 
 
-def _differences(memory_id: str, groups: list, unlike_history: bool, stale_link: tuple | None) -> list[str]:
+def _differences(
+    memory_id: str, groups: list[Any], unlike_history: bool, stale_link: tuple[Any, ...] | None
+) -> list[str]:
     """Name what the anti-joins found: a memory row unlike its history row, a link unlike its evidence."""
     name, problems = uuid_text(memory_id), []
     if stale_link:
@@ -252,12 +258,18 @@ def _differences(memory_id: str, groups: list, unlike_history: bool, stale_link:
     return problems
 
 
-class _Same(Lookup):
+if TYPE_CHECKING:
+    _BoolLookup = Lookup[bool]
+else:  # Lookup is generic only in the stubs
+    _BoolLookup = Lookup
+
+
+class _Same(_BoolLookup):
     """``lhs IS NOT DISTINCT FROM rhs``: equal, two nulls included (SQLite spells it ``IS``)."""
 
     lookup_name = "same"
 
-    def as_sql(self, compiler, connection):
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
         lhs, lhs_params = self.process_lhs(compiler, connection)
         rhs, rhs_params = self.process_rhs(compiler, connection)
         operator = "IS" if connection.vendor == "sqlite" else "IS NOT DISTINCT FROM"
@@ -289,10 +301,12 @@ def _text(column: str) -> Cast:
     return Cast(column, TextField())
 
 
-def _by_memory(streams: list[Iterable[tuple]]) -> Iterator[tuple[str, list[list[tuple]]]]:
+def _by_memory(
+    streams: list[Iterable[tuple[Any, ...]]],
+) -> Iterator[tuple[str, list[list[tuple[Any, ...]]]]]:
     """Merge row streams ordered by memory id (their first column): yield each id with its rows per stream."""
     iterators = [iter(stream) for stream in streams]
-    heads: list[tuple | None] = [next(rows, None) for rows in iterators]
+    heads: list[tuple[Any, ...] | None] = [next(rows, None) for rows in iterators]
     while True:
         present = [head[0] for head in heads if head is not None]
         if not present:

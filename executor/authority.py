@@ -18,9 +18,8 @@ from guardian.models import GroupObjectPermission, UserObjectPermission
 from executor.models import Receipt
 from proposals.models import Proposal
 from reviews.models import ReviewDecision
-from reviews.selectors import DECIDE
 from tenancy.models import Agent
-from tenancy.selectors import PUBLISH
+from tenancy.selectors import DECIDE, PUBLISH
 
 Classification = Proposal.Classification
 RELEASABLE = (Classification.AUTO_APPLY, Classification.POLICY_GATED, Classification.REVIEW_REQUIRED)

@@ -125,7 +125,7 @@ def head_problem(tenant_id: Any) -> str | None:
     return None
 
 
-def receipt_rows(tenant_id: Any, first: int, last: int) -> Iterator[dict]:
+def receipt_rows(tenant_id: Any, first: int, last: int) -> Iterator[dict[str, Any]]:
     """Stream receipts in chain order as dicts (no model instance per row).
 
     Ids come as text from the database: the hash covers their text anyway,

@@ -8,7 +8,10 @@ then proves the chain still *extends* that head.
 """
 
 import base64
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -67,14 +70,17 @@ def public_key() -> Ed25519PublicKey:
         ) from None
 
 
-def _load(load, raw: str, setting: str):
+_Key = TypeVar("_Key", Ed25519PrivateKey, Ed25519PublicKey)
+
+
+def _load(load: Callable[[bytes], _Key], raw: str, setting: str) -> _Key:
     try:
         return load(base64.b64decode(raw, validate=True))
     except ValueError:  # bad base64 (binascii.Error) or a key of the wrong length
         raise CheckpointKeyInvalid(f"{setting} is not base64 of a 32-byte Ed25519 key") from None
 
 
-def sign_checkpoints() -> list[dict]:
+def sign_checkpoints() -> list[dict[str, Any]]:
     """Return one signed checkpoint per tenant chain."""
     key = private_key()
     checkpoints = []
@@ -91,7 +97,7 @@ def sign_checkpoints() -> list[dict]:
     return checkpoints
 
 
-def record_checkpoints(checkpoints: list[dict]) -> None:
+def record_checkpoints(checkpoints: list[dict[str, Any]]) -> None:
     """Keep on each chain head the checkpoint last signed, for the chain panel and receipt exports.
 
     The signed file stays the auditor's proof; the copy here lets an export carry the
@@ -114,7 +120,9 @@ def public_key_text() -> str | None:
     return base64.b64encode(key.public_bytes(Encoding.Raw, PublicFormat.Raw)).decode()
 
 
-def verify_checkpoint(checkpoint: dict, key: Ed25519PublicKey | None = None) -> CheckpointProblem | None:
+def verify_checkpoint(
+    checkpoint: dict[str, Any], key: Ed25519PublicKey | None = None
+) -> CheckpointProblem | None:
     """Check the signature, then that the chain in the database still extends the signed head."""
     body = {name: checkpoint[name] for name in _FIELDS - {"signature"}}
     tenant_id = body["tenant_id"]
@@ -134,7 +142,7 @@ def verify_checkpoint(checkpoint: dict, key: Ed25519PublicKey | None = None) -> 
     return None
 
 
-def read_checkpoints(path) -> list[dict]:
+def read_checkpoints(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Return the signed checkpoints in a file; raise :class:`CheckpointFileInvalid` for anything else."""
     try:
         with open(path, encoding="utf-8") as lines:

@@ -55,7 +55,7 @@ class Segment:
     first_seq: int
     last_seq: int
     selected: int
-    checkpoint: dict | None
+    checkpoint: dict[str, Any] | None
 
 
 def segments(selected: QuerySet[Receipt]) -> list[Segment]:
@@ -185,5 +185,5 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def _line(item: dict) -> str:
+def _line(item: dict[str, Any]) -> str:
     return json.dumps(item, ensure_ascii=False, separators=(",", ":")) + "\n"

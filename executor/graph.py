@@ -100,7 +100,7 @@ def graph_problems(tenant_id: Any, *, limit: int = 20) -> list[str]:
     return problems[:limit]
 
 
-def _missing_rows(tenant_id: Any, receipts: dict[str, dict], seen: set[str]) -> list[str]:
+def _missing_rows(tenant_id: Any, receipts: dict[str, dict[str, Any]], seen: set[str]) -> list[str]:
     """Receipts whose link row is gone while both memory ends remain, or whose entity is gone."""
     gone = {receipt_id: effects for receipt_id, effects in receipts.items() if receipt_id not in seen}
     links = {receipt_id: effects["linked"] for receipt_id, effects in gone.items() if "linked" in effects}

@@ -142,12 +142,12 @@ class Receipt(AppendOnlyModel):
     # empty, so older receipts keep their hashes.
     OPTIONAL_COLUMNS = ("before_memory_hash", "after_memory_hash", "registration_version")
 
-    def body(self) -> dict:
+    def body(self) -> dict[str, Any]:
         """Return every recorded column except ``hash``, as JSON."""
         return self.body_of({column: getattr(self, column) for column in self.BODY_COLUMNS})
 
     @classmethod
-    def body_of(cls, row: dict) -> dict:
+    def body_of(cls, row: dict[str, Any]) -> dict[str, Any]:
         """Return the JSON body of a receipt given as a row of :attr:`BODY_COLUMNS` values.
 
         ``verify_receipts`` hashes rows straight from ``values_list``,

@@ -28,6 +28,7 @@ import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from core import strict_json
 from core.canonical import canonical_json, digest
@@ -151,7 +152,7 @@ def verify_export(lines: Iterable[str], *, public_key: str | None = None) -> Exp
 class _Segment:
     """One tenant's run of receipts being checked line by line."""
 
-    def __init__(self, item: dict, number: int, trusted: bytes | None):
+    def __init__(self, item: dict[str, Any], number: int, trusted: bytes | None):
         try:
             self.proof = TenantProof(
                 tenant=str(item["tenant"]),
@@ -175,7 +176,7 @@ class _Segment:
         if self.checkpoint is not None:
             self._check_signature()
 
-    def add(self, item: dict, number: int) -> None:
+    def add(self, item: dict[str, Any], number: int) -> None:
         body, claimed = item.get("body"), item.get("hash")
         where = f"tenant {self.proof.tenant}"
         if not isinstance(body, dict) or not isinstance(claimed, str):
@@ -277,7 +278,7 @@ class _Segment:
         self.proof.key_fingerprint = key_fingerprint(raw)
 
 
-def _parse(text: str, number: int) -> dict:
+def _parse(text: str, number: int) -> dict[str, Any]:
     try:
         item = strict_json.loads(text, max_depth=strict_json.FILE_MAX_DEPTH)
     except strict_json.JSONRefused as exc:

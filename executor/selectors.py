@@ -15,7 +15,7 @@ def receipt_list(*, tenant: Tenant) -> QuerySet[Receipt]:
 
 
 def receipt_detail(*, tenant: Tenant, receipt_id: uuid.UUID) -> Receipt:
-    receipt = Receipt.objects.filter(tenant=tenant, pk=receipt_id).first()
+    receipt: Receipt | None = Receipt.objects.filter(tenant=tenant, pk=receipt_id).first()
     if receipt is None:
         raise NotFound("Receipt not found")
     return receipt

@@ -2,8 +2,9 @@
 
 import os
 import socket
+from typing import Any
 
-from celery import shared_task
+from celery import Task, shared_task
 from django.conf import settings
 
 from executor.services import (
@@ -17,13 +18,13 @@ from executor.services import (
 from proposals.models import OutboxEntry
 
 
-def _identity(task) -> dict:
+def _identity(task: Task) -> dict[str, Any]:
     """The worker process and task a receipt names."""
     return {"host": socket.gethostname(), "pid": os.getpid(), "task_id": task.request.id or ""}
 
 
 @shared_task(name="executor.apply_entry", bind=True, acks_late=True, ignore_result=True)
-def apply_entry_task(self, entry_id: str | None = None) -> None:
+def apply_entry_task(self: Task, entry_id: str | None = None) -> None:
     """Apply what is due after a nudge: coalesced (no entry id), or one entry's and what else is due.
 
     A per-entry nudge (the embedded mode, or a message queued before coalescing was deployed)
@@ -39,7 +40,7 @@ def apply_entry_task(self, entry_id: str | None = None) -> None:
 
 
 @shared_task(name="executor.apply_entries", bind=True, acks_late=True, ignore_result=True)
-def apply_entries_task(self, entry_ids: list[str]) -> None:
+def apply_entries_task(self: Task, entry_ids: list[str]) -> None:
     """Apply a batch the sweep leased; a full batch pulls the next sweep instead of waiting for beat."""
     apply_entries(entry_ids=entry_ids, worker=_identity(self))
     if len(entry_ids) >= settings.CUSTODIAN_EXECUTOR_BATCH:

@@ -21,6 +21,7 @@ from django.core import serializers
 from django.core.management.color import no_style
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
+from django.db.models import Model
 
 from core.errors import DomainError
 from evidence.models import EvidenceRevision, EvidenceSource
@@ -90,7 +91,7 @@ USERNAMES = "custodian.usernames"
 class ExactJSONEncoder(DjangoJSONEncoder):
     """Keep microseconds (Django's encoder drops them), or receipt and content hashes would not match."""
 
-    def default(self, o):
+    def default(self, o: Any) -> Any:
         if isinstance(o, datetime):
             return o.isoformat()
         return super().default(o)
@@ -177,7 +178,7 @@ def import_tenant(lines: Iterable[str], progress: Callable[[str, int], None] = l
     return tenant
 
 
-def _advance_sequences(models: set) -> None:
+def _advance_sequences(models: set[type[Model]]) -> None:
     """Move PostgreSQL's id sequences past the imported ids, so the next insert gets a fresh one.
 
     Rows were saved with the ids they had; the sequences of integer ids did not
@@ -191,7 +192,7 @@ def _advance_sequences(models: set) -> None:
             cursor.execute(statement)
 
 
-def _chunks(rows: Iterator[Any], size: int) -> Iterator[list]:
+def _chunks(rows: Iterator[Any], size: int) -> Iterator[list[Any]]:
     chunk = []
     for row in rows:
         chunk.append(row)

@@ -27,7 +27,8 @@ from executor.models import ChainVerification, ReceiptChain
 
 logger = logging.getLogger(__name__)
 PARALLEL_FROM_RECEIPTS = 20_000
-Job = tuple[Callable, tuple, dict]  # (function, args, kwargs), run here or in a worker process
+# (function, args, kwargs), run here or in a worker process
+Job = tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ def _id_ranges(parts: int) -> list[tuple[str, str | None] | None]:
     return [(str(bounds[n]), bounds[n + 1]) for n in range(parts)]
 
 
-def _run(jobs: list, parts: int) -> list:
+def _run(jobs: list[Job], parts: int) -> list[Any]:
     if parts == 1:
         return [function(*args, **kwargs) for function, args, kwargs in jobs]
     connections.close_all()  # each forked process opens its own connection

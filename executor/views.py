@@ -1,9 +1,11 @@
 """The receipt fragment of the review UI (receipts belong to the executor)."""
 
+import uuid
 from collections.abc import Iterable
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from executor.models import Receipt
@@ -13,14 +15,14 @@ from reviews.selectors import proposal_for_review
 
 
 @login_required
-def receipt_panel(request, proposal_id):
+def receipt_panel(request: HttpRequest, proposal_id: uuid.UUID) -> HttpResponse:
     """Show the proposal's latest receipt; keep polling (every 2 s) until there is one."""
     try:
         proposal = proposal_for_review(user=request.user, proposal_id=proposal_id)
     except ProposalNotFound:
         raise Http404("No such proposal") from None
     receipt = Receipt.objects.filter(proposal=proposal).order_by("-seq").first()
-    history: Iterable = ()
+    history: Iterable[Any] = ()
     if receipt is not None:
         # The receipt and the proposal's new status commit together: read the status after
         # the receipt, or a commit landing between the two reads shows a stale status.

@@ -1,4 +1,4 @@
-"""The compaction sweep and the re-summary after a purge (see ``proposals.services.compaction``)."""
+"""The compaction sweep and the re-summary after a purge (see ``proposals.kinds.compact``)."""
 
 import logging
 from collections.abc import Iterable
@@ -14,9 +14,9 @@ from evidence.models import EvidenceRevision
 from maintenance.dormancy import level_at
 from memory_core.models import Memory, MemoryEvidence, MemoryReads
 from memory_core.summaries import active_summariser
+from proposals.kinds.compact import MAX_MEMBERS
 from proposals.models import Proposal
 from proposals.payloads import ProposalPayload
-from proposals.services.compaction import MAX_MEMBERS
 from proposals.services.submission import create_proposal, submit_proposal
 from registrations.selectors import active_registration
 from tenancy.models import Tenant

@@ -1,7 +1,5 @@
 """Freezing an action: bind evidence, normalise the fields, compute the facts and the verdict."""
 
-import uuid
-from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -10,24 +8,17 @@ from django.utils import timezone
 from core.canonical import digest
 from evidence.models import EvidenceRevision
 from evidence.selectors import BINDING_STATUSES
-from memory_core.content import validate_content, validate_retention
-from memory_core.lifecycle import next_state
 from memory_core.models import Memory
 from memory_core.selectors import active_memories_with_dedupe_key
-from proposals.errors import (
-    BaseRevisionStale,
-    DreamingRunForeign,
-)
+from proposals.errors import DreamingRunForeign
+from proposals.kinds import KINDS, Freezing, KindSpec, Prepared
 from proposals.models import Proposal
-from proposals.payloads import EvidenceBinding, MemoryFields, ProposalPayload
+from proposals.payloads import EvidenceBinding, ProposalPayload
 from proposals.policy import Verdict, active_rule_set, classify
 from proposals.policy.transition import escalation, strictest_sensitivity
 from proposals.selectors import PolicyReads
-from proposals.services.compaction import member_evidence, prepare_compaction
-from proposals.services.entities import prepare_entity
-from proposals.services.linking import prepare_link
 from registrations.compiled import ActiveRegistration
-from registrations.selectors import active_registration, registration_candidate
+from registrations.selectors import active_registration
 from tenancy.models import Agent
 from tenancy.services import bind_policy_context
 
@@ -37,7 +28,6 @@ STATUS_FOR_VERDICT = {
     Proposal.Classification.REVIEW_REQUIRED: Proposal.Status.PENDING_REVIEW,
     Proposal.Classification.DENIED: Proposal.Status.DENIED,
 }
-_MEMORY_DEFAULTS = Memory.optional_field_defaults()
 
 
 def freeze_and_classify(
@@ -56,58 +46,66 @@ def freeze_and_classify(
     ``registration`` is the agent's tenant's active one when the caller already
     looked it up (a batch freezes all its items under one); ``reads`` likewise
     holds the delegations and evidence revisions a batch read for all its items.
+    The kind's own part (its target, fields and refusals) is ``proposals.kinds.KINDS``.
     """
     reads = reads or PolicyReads(agent)
+    kind = KINDS[Proposal.Action(proposal.action)]
+    payload = _bind_context(proposal, agent, payload, kind, reads)
+    evidence_status, revisions = _check_evidence(reads, proposal.evidence)
+    if registration is None:
+        registration = active_registration(tenant_id=agent.tenant_id)
+    proposal.registration_version = registration.version
+    freezing = Freezing(proposal, agent, payload, registration)
+    facts = _facts(freezing, kind.prepare(freezing), evidence_status)
+    verdict = classify(active_rule_set(), facts)
+    _apply_verdict(proposal, verdict, facts)
+    if reviewed_path is not None:
+        hold_to_reviewed_path(proposal, *reviewed_path)
+    proposal.action_digest = proposal.compute_action_digest()
+    proposal.verdict_seal = proposal.compute_verdict_seal()
+    return verdict, revisions
+
+
+def _bind_context(
+    proposal: Proposal, agent: Agent, payload: ProposalPayload, kind: KindSpec, reads: PolicyReads
+) -> ProposalPayload:
+    """Bind the checked policy context, the rationale and the evidence; return the payload as bound.
+
+    A kind whose evidence the server names (``bound_evidence``) is bound to
+    that, never to the payload's claims.
+    """
     claims = payload.get("policy_context") or {}
-    if proposal.action != Proposal.Action.COMPACT:  # the delegation and the evidence in one query
+    if kind.bound_evidence is None:  # the delegation and the evidence in one query
         reads.load(subjects=[claims.get("acting_for_subject")], bindings=payload.get("evidence", []))
-    context = bind_policy_context(agent, claims, may_act=reads.may_act_for)
-    if proposal.action == Proposal.Action.COMPACT:  # bound to its members' evidence, never to a claim
-        payload = {**payload, "evidence": member_evidence(agent.tenant_id, payload)}  # type: ignore[typeddict-item]
+    proposal.policy_context = bind_policy_context(agent, claims, may_act=reads.may_act_for)
+    if kind.bound_evidence is not None:
+        payload = {**payload, "evidence": kind.bound_evidence(agent.tenant_id, payload)}  # type: ignore[typeddict-item]
     proposal.evidence = sorted(
         (_binding_json(b) for b in payload.get("evidence", [])),
         key=lambda b: (b["evidence_id"], b["revision"]),
     )
-    evidence_status, revisions = _check_evidence(reads, proposal.evidence)
-    proposal.policy_context = context
     proposal.rationale = payload.get("rationale", "")
-    if registration is None:
-        registration = active_registration(tenant_id=agent.tenant_id)
-    proposal.registration_version = registration.version
-    if proposal.action == Proposal.Action.REGISTER:
-        memory, target_fact, result = None, *_prepare_registration(proposal, agent, payload)
-    elif proposal.action == Proposal.Action.CREATE:
-        memory, target_fact, result = None, *_prepare_create(proposal, payload["memory"], registration)
-    elif proposal.action in Proposal.ENTITY_ACTIONS:
-        memory, target_fact, result = None, *prepare_entity(proposal, agent.tenant_id, payload)
-    elif proposal.action == Proposal.Action.COMPACT:
-        memory, target_fact, result = (
-            None,
-            *prepare_compaction(proposal, agent.tenant_id, payload, registration),
-        )
-    else:
-        memory = _target_memory(agent, payload)
-        prepare: Callable[[Proposal, Memory | None, ProposalPayload, ActiveRegistration], tuple[str, dict]]
-        prepare = _prepare_verb
-        if proposal.action == Proposal.Action.UPDATE:
-            prepare = _prepare_update
-        elif proposal.action == Proposal.Action.LINK:
-            prepare = prepare_link
-        target_fact, result = prepare(proposal, memory, payload, registration)
+    return payload
+
+
+def _facts(freezing: Freezing, prepared: Prepared, evidence_status: str) -> dict[str, Any]:
+    """Record what the frozen action results in on the proposal; return the facts the rule set reads."""
+    proposal, agent, context = freezing.proposal, freezing.agent, freezing.proposal.policy_context
+    memory, result = prepared.memory, prepared.result
     before = memory.snapshot() if memory is not None else {}
     risk_level = context.get("risk_level") or "unspecified"
     proposal.dedupe_key = result.get("dedupe_key", "")
     proposal.memory_type = result.get("type", "")
     proposal.memory_scope = result.get("scope", "")
     proposal.risk_rank = Proposal.RISK_RANKS[risk_level]
-    facts = {
+    return {
         "action": proposal.action,
         "type": result.get("type"),
         "scope": result.get("scope"),
         "sensitivity": strictest_sensitivity(before, result),
         "risk_level": risk_level,
         "evidence": evidence_status,
-        "target": target_fact,
+        "target": prepared.target,
         "dedupe": _dedupe_fact(agent.tenant_id, result, proposal.target_memory_id)
         if proposal.action in Proposal.CLAIMS_DEDUPE_KEY
         else "none",
@@ -119,15 +117,8 @@ def freeze_and_classify(
             proposal.action, before, result, fenced=memory is not None and memory.is_fenced
         ),
         "ttl": _ttl_fact(memory),
-        "dreaming": _dreaming_fact(proposal, agent, payload),
+        "dreaming": _dreaming_fact(proposal, agent, freezing.payload),
     }
-    verdict = classify(active_rule_set(), facts)
-    _apply_verdict(proposal, verdict, facts)
-    if reviewed_path is not None:
-        hold_to_reviewed_path(proposal, *reviewed_path)
-    proposal.action_digest = proposal.compute_action_digest()
-    proposal.verdict_seal = proposal.compute_verdict_seal()
-    return verdict, revisions
 
 
 def _binding_json(binding: EvidenceBinding) -> dict[str, Any]:
@@ -146,91 +137,6 @@ def _check_evidence(reads: PolicyReads, bindings: list[dict]) -> tuple[str, list
     worst = max((status for _, status, _ in checked), key=BINDING_STATUSES.index)
     found = {revision.pk: revision for _, _, revision in checked if revision is not None}
     return worst, list(found.values())
-
-
-def _prepare_create(
-    proposal: Proposal, memory: MemoryFields, registration: ActiveRegistration
-) -> tuple[str, dict]:
-    fields = {**_MEMORY_DEFAULTS, **_json_fields(memory)}
-    if (memory.get("ttl_seconds") or memory.get("expires_at")) and "retention_policy" not in memory:
-        fields["retention_policy"] = Memory.RetentionPolicy.TIME_BOUND.value
-    validate_content(fields["type"], fields["content"], registration)
-    validate_retention(fields)
-    proposal.target_memory_id = proposal.target_memory_id or uuid.uuid4()
-    proposal.base_revision = 0
-    proposal.fields = fields
-    return "new", fields
-
-
-def _target_memory(agent: Agent, payload: ProposalPayload) -> Memory | None:
-    """Return the memory a proposal targets in the agent's tenant, with its fence, or None."""
-    return Memory.objects.with_fence().filter(tenant_id=agent.tenant_id, pk=payload["memory_id"]).first()
-
-
-def _prepare_update(
-    proposal: Proposal, memory: Memory | None, payload: ProposalPayload, registration: ActiveRegistration
-) -> tuple[str, dict]:
-    """Return the target fact and the memory as it would be after the change ({} if missing)."""
-    changes = _json_fields(payload["changes"])
-    proposal.target_memory_id = payload["memory_id"]
-    proposal.base_revision = payload["base_revision"]
-    proposal.fields = changes
-    if memory is None:
-        return "missing", {}
-    if memory.revision != payload["base_revision"]:
-        raise BaseRevisionStale(current_revision=memory.revision)
-    result = {**memory.snapshot(), **changes}
-    validate_content(result["type"], result["content"], registration)
-    validate_retention(result)
-    return ("current" if memory.is_active else "inactive"), result
-
-
-def _prepare_verb(
-    proposal: Proposal, memory: Memory | None, payload: ProposalPayload, _registration: ActiveRegistration
-) -> tuple[str, dict]:
-    """Freeze a lifecycle verb or a system action (fence, revalidate): a reason, no content change.
-
-    A lifecycle transition the state machine does not allow is refused here.
-    """
-    proposal.target_memory_id = payload["memory_id"]
-    proposal.base_revision = payload["base_revision"]
-    proposal.fields = {"reason": payload["reason"]}
-    if memory is None:
-        return "missing", {}
-    if memory.revision != payload["base_revision"]:
-        raise BaseRevisionStale(current_revision=memory.revision)
-    if proposal.is_lifecycle:
-        next_state(memory.state, proposal.action)
-    return "current", memory.snapshot()
-
-
-def _prepare_registration(proposal: Proposal, agent: Agent, payload: ProposalPayload) -> tuple[str, dict]:
-    """Freeze a publish request: the candidate's id, fingerprint and base, and who asked.
-
-    The fingerprint is in the action digest, so a candidate changed after
-    its reviewers saw it no longer matches what they approved.
-    """
-    candidate = registration_candidate(tenant_id=agent.tenant_id, candidate_id=payload["registration_id"])
-    proposal.target_memory_id = candidate.id
-    proposal.base_revision = candidate.base_version
-    proposal.fields = {
-        "registration_id": str(candidate.id),
-        "fingerprint": candidate.fingerprint,
-        "base_version": candidate.base_version,
-        "version": candidate.base_version + 1,
-        "requested_by": payload["requested_by"],
-        "reason": payload["reason"],
-    }
-    return "new", {}
-
-
-def _json_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
-    """Return proposed fields as plain JSON (datetimes as ISO 8601)."""
-    out = dict(fields)
-    for name in Memory.DATETIME_FIELDS:
-        if isinstance(out.get(name), datetime):
-            out[name] = out[name].isoformat()
-    return out
 
 
 def _dedupe_fact(tenant_id, result: dict, memory_id) -> str:

@@ -3,8 +3,8 @@
 import pytest
 
 from bench.textgen import KINDS, TextGenerator
+from proposals.kinds.create import freeze_new_memory as _prepare_create
 from proposals.models import Proposal
-from proposals.services.freezing import _prepare_create
 from registrations.compiled import DEFAULT
 
 

@@ -18,8 +18,8 @@ from executor.models import Receipt
 from maintenance.compaction import over_capacity_groups, propose_compactions
 from maintenance.schema_evolution import request_publication
 from memory_core.models import Memory, MemoryEvidence, MemoryLineage, MemoryReads
+from proposals.kinds.compact import CompactionInvalid
 from proposals.models import Proposal
-from proposals.services.compaction import CompactionInvalid
 from provenance.services import invalidate_evidence_revision
 from registrations.document import DEFAULT_DOCUMENT
 from registrations.services import draft_registration

@@ -1,6 +1,7 @@
 import json
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.errors import DomainError
 from executor.checkpoints import record_checkpoints, sign_checkpoints
@@ -11,10 +12,10 @@ class Command(BaseCommand):
         "Sign every tenant's receipt-chain head (Ed25519) and append it to a file kept outside the database."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--output", required=True, help="Checkpoint file (JSON Lines, appended)")
 
-    def handle(self, *args, output, **options):
+    def handle(self, *args: Any, output: Any, **options: Any) -> None:
         try:
             checkpoints = sign_checkpoints()
         except DomainError as exc:

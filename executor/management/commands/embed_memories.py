@@ -7,6 +7,8 @@ transaction per batch. Until it has run, such memories rank without the
 dense signal (their explanation says "no vector for this revision").
 """
 
+from typing import Any
+
 from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.db.models import Exists, OuterRef
@@ -21,7 +23,7 @@ BATCH = 100
 class Command(BaseCommand):
     help = "Embed current memory revisions that have no vector from the active embedder."
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         embedder = active_embedder()
         if not embedder.dimensions:
             self.stdout.write("CUSTODIAN_EMBEDDER is none: nothing to embed")

@@ -1,6 +1,7 @@
 import sys
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.commands import check_text_options
 from executor.transfer import export_tenant
@@ -12,17 +13,17 @@ class Command(BaseCommand):
         "Export one tenant (memories with revisions, evidence, proposals, decisions, receipts) as JSON Lines."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--tenant", required=True)
         parser.add_argument("--output", help="File to write (default: standard output)")
 
-    def handle(self, *args, tenant, output=None, **options):
+    def handle(self, *args: Any, tenant: Any, output: Any = None, **options: Any) -> None:
         check_text_options(tenant=tenant)
         row = Tenant.objects.filter(name=tenant).first()
         if row is None:
             raise CommandError(f"No tenant named {tenant!r}")
 
-        def progress(label, count):
+        def progress(label: str, count: int) -> None:
             self.stderr.write(f"  {label:<40} {count:>9} rows")
 
         if output:

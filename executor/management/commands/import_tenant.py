@@ -1,4 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.core.serializers.base import DeserializationError
 from django.db import DatabaseError
 
@@ -10,11 +12,11 @@ from executor.transfer import import_tenant
 class Command(BaseCommand):
     help = "Import a tenant exported with export_tenant; refuse a broken receipt chain or an existing tenant."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--input", required=True)
 
-    def handle(self, *args, input, **options):
-        def progress(label, count):
+    def handle(self, *args: Any, input: Any, **options: Any) -> None:
+        def progress(label: str, count: int) -> None:
             self.stderr.write(f"  {label:<40} {count:>9} rows")
 
         try:

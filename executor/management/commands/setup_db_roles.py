@@ -28,6 +28,8 @@ write privilege by accident. Migrations keep running as the owner (the URL's
 own user). Run after migrate.
 """
 
+from typing import Any
+
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
@@ -111,7 +113,7 @@ GRANTS = {WEB: WEB_WRITES, EXECUTOR: EXECUTOR_WRITES}
 class Command(BaseCommand):
     help = "Create custodian_web and custodian_executor roles with least-privilege grants (PostgreSQL)."
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         if connection.vendor != "postgresql":
             raise CommandError("Database roles need PostgreSQL")
         tables = connection.introspection.table_names()
@@ -138,7 +140,7 @@ class Command(BaseCommand):
         self.stdout.write(f"Roles {WEB} and {EXECUTOR} ready on {len(tables)} tables")
 
 
-def _grant_sequences(cursor, table: str, role: str) -> None:
+def _grant_sequences(cursor: Any, table: str, role: str) -> None:
     """Let ``role`` draw ids for ``table`` (serial columns; identity columns need nothing)."""
     cursor.execute(
         "SELECT pg_get_serial_sequence(%s, attname) FROM pg_attribute"

@@ -1,4 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from executor.offline import main
 
@@ -9,11 +11,11 @@ class Command(BaseCommand):
         "link and the signed checkpoint; touches no database (same as bin/verify-export)."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file")
         parser.add_argument("--public-key", help="The checkpoint public key you trust (base64)")
 
-    def handle(self, *args, file, public_key=None, **options):
+    def handle(self, *args: Any, file: Any, public_key: Any = None, **options: Any) -> None:
         argv = [file, *(["--public-key", public_key] if public_key else [])]
         code = main(argv)
         if code:

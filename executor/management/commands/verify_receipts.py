@@ -1,4 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.errors import DomainError
 from executor.checkpoints import public_key, read_checkpoints, verify_checkpoint
@@ -12,13 +14,13 @@ class Command(BaseCommand):
         "evidence link and evidence revision against it; exit non-zero naming the first broken link."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--tenant", help="Only this tenant (name)")
         parser.add_argument(
             "--checkpoint", help="A file written by checkpoint_receipts: prove each chain extends it"
         )
 
-    def handle(self, *args, tenant=None, checkpoint=None, **options):
+    def handle(self, *args: Any, tenant: Any = None, checkpoint: Any = None, **options: Any) -> None:
         signed, key = [], None
         if checkpoint:  # before the long part: a missing key or a bad file is known at once
             try:

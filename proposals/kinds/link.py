@@ -1,4 +1,4 @@
-"""Freezing a link proposal: both ends in this tenant and scope, an allowlisted relation, their evidence.
+"""``link``: both ends in this tenant and scope, an allowlisted relation, their evidence.
 
 A link is typed from the source memory's registration allowlist
 (``links.relations``; none registered, none allowed). It joins two active
@@ -14,9 +14,9 @@ from typing import Any
 
 from core.errors import DomainError
 from memory_core.models import Entity, Memory, MemoryEvidence, MemoryLink
-from proposals.errors import BaseRevisionStale
+from proposals.kinds.base import Freezing, Prepared
+from proposals.kinds.target import freeze_target, refuse_stale_base, target_memory
 from proposals.models import Proposal
-from proposals.payloads import ProposalPayload
 from registrations.compiled import ActiveRegistration
 
 
@@ -48,38 +48,45 @@ def allowed_relations(registration: ActiveRegistration, memory_type: str) -> lis
     return list(registration.entry(memory_type).get("links", {}).get("relations", []))
 
 
-def prepare_link(
-    proposal: Proposal, memory: Memory | None, payload: ProposalPayload, registration: ActiveRegistration
-) -> tuple[str, dict]:
-    """Freeze the link on ``proposal.fields``; return the target fact and the source's snapshot."""
+def prepare_link(freezing: Freezing) -> Prepared:
+    """Freeze the link on ``proposal.fields``; the result is the source's snapshot."""
+    proposal, payload = freezing.proposal, freezing.payload
     link = payload["link"]
-    proposal.target_memory_id = payload["memory_id"]
-    proposal.base_revision = payload["base_revision"]
-    proposal.fields = {"relation": link["relation"]} | (
-        {"to_entity_id": str(link["to_entity_id"])}
-        if "to_entity_id" in link
-        else {"to_memory_id": str(link["to_memory_id"]), "to_revision": link["to_revision"]}
+    memory = target_memory(freezing)
+    freeze_target(
+        freezing,
+        {"relation": link["relation"]}
+        | (
+            {"to_entity_id": str(link["to_entity_id"])}
+            if "to_entity_id" in link
+            else {"to_memory_id": str(link["to_memory_id"]), "to_revision": link["to_revision"]}
+        ),
     )
     if memory is None:
-        return "missing", {}
-    if memory.revision != payload["base_revision"]:
-        raise BaseRevisionStale(current_revision=memory.revision)
-    if link["relation"] not in allowed_relations(registration, memory.type):
+        return Prepared("missing")
+    refuse_stale_base(memory, payload["base_revision"])
+    if link["relation"] not in allowed_relations(freezing.registration, memory.type):
         raise LinkRelationNotAllowed(relation=link["relation"], memory_type=memory.type)
     if "to_entity_id" in link:
-        return _prepare_entity_end(proposal, memory, link)
+        proposal.fields["evidence"] = _entity_end(memory, link)
+    else:
+        proposal.fields["evidence"] = _memory_end(memory, link)
+    return Prepared(("current" if memory.is_active else "inactive"), memory.snapshot(), memory)
+
+
+def _memory_end(memory: Memory, link: dict) -> dict[str, Any]:
+    """Refuse another memory as the other end unless it is active, at its revision, in the same scope."""
     other = Memory.objects.filter(tenant_id=memory.tenant_id, pk=link["to_memory_id"]).first()
     if other is None or other.pk == memory.pk or not other.is_active:
         raise LinkEndNotFound()  # another tenant's memory reads as missing
-    if other.revision != link["to_revision"]:
-        raise BaseRevisionStale(current_revision=other.revision)
+    refuse_stale_base(other, link["to_revision"])
     if other.scope != memory.scope:
         raise LinkCrossScope(from_scope=memory.scope, to_scope=other.scope)
-    proposal.fields["evidence"] = ends_evidence(memory, other)
-    return ("current" if memory.is_active else "inactive"), memory.snapshot()
+    return ends_evidence(memory, other)
 
 
-def _prepare_entity_end(proposal: Proposal, memory: Memory, link: dict) -> tuple[str, dict]:
+def _entity_end(memory: Memory, link: dict) -> dict[str, Any]:
+    """Refuse an entity as the other end unless the relation allows one and it is canonical."""
     if link["relation"] not in MemoryLink.ENTITY_RELATIONS:
         raise LinkRelationNotAllowed(relation=link["relation"], end="entity")
     entity = Entity.objects.filter(tenant_id=memory.tenant_id, pk=link["to_entity_id"]).first()
@@ -87,8 +94,7 @@ def _prepare_entity_end(proposal: Proposal, memory: Memory, link: dict) -> tuple
         raise LinkEndNotFound()  # another tenant's entity reads as missing
     if entity.redirect_to_id is not None:
         raise LinkEntityMerged(canonical_entity_id=str(entity.redirect_to_id))
-    proposal.fields["evidence"] = entity_end_evidence(memory, entity)
-    return ("current" if memory.is_active else "inactive"), memory.snapshot()
+    return entity_end_evidence(memory, entity)
 
 
 def entity_end_evidence(source: Memory, entity: Entity) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Capacity compaction, source-preserving: freeze a plan, let the executor re-check it, sweep for groups.
+"""``compact``, capacity compaction, source-preserving: freeze a plan, let the executor re-check it.
 
 When a subject+scope+type holds more active memories than its type's
 registered ``capacity.per_subject_scope``, the sweep proposes one
@@ -29,10 +29,10 @@ from evidence.models import EvidenceRevision
 from memory_core.content import validate_content
 from memory_core.models import Memory, MemoryEvidence
 from proposals.errors import BaseRevisionStale
+from proposals.kinds.base import Freezing, Prepared
 from proposals.models import Proposal
 from proposals.payloads import ProposalPayload
 from proposals.policy.transition import SENSITIVITY_RANK
-from registrations.compiled import ActiveRegistration
 
 MAX_MEMBERS = 500  # one compaction's members (one proposal, one receipt, one transaction)
 
@@ -43,7 +43,7 @@ class CompactionInvalid(DomainError):
     title = "The compaction plan does not fit the memories as they are"
 
 
-# --- freezing (proposals.services.freezing calls these) -------------------------------------
+# --- freezing -------------------------------------------------------------------------------
 
 
 def member_evidence(tenant_id: Any, payload: ProposalPayload) -> list[dict[str, Any]]:
@@ -65,10 +65,9 @@ def member_evidence(tenant_id: Any, payload: ProposalPayload) -> list[dict[str, 
     return [dict(binding) for binding in bindings.values()]
 
 
-def prepare_compaction(
-    proposal: Proposal, tenant_id: Any, payload: ProposalPayload, registration: ActiveRegistration
-) -> tuple[str, dict]:
-    """Freeze the plan on ``proposal.fields``; return the target fact and the successor's fields."""
+def prepare_compact(freezing: Freezing) -> Prepared:
+    """Freeze the plan on ``proposal.fields``; the result is the successor's fields."""
+    proposal, payload, tenant_id = freezing.proposal, freezing.payload, freezing.tenant_id
     spec = payload["compaction"]
     frozen: list[dict[str, Any]] = sorted(
         ({"memory_id": str(m["memory_id"]), "revision": int(m["revision"])} for m in spec["members"]),
@@ -92,7 +91,7 @@ def prepare_compaction(
         if problem := _member_problem(memory, group):
             raise CompactionInvalid(problem, memory_id=member["memory_id"])
     members = [rows[m["memory_id"]] for m in frozen]
-    validate_content(group["type"], spec["content"], registration)
+    validate_content(group["type"], spec["content"], freezing.registration)
     successor = {
         **Memory.optional_field_defaults(),
         **group,
@@ -109,7 +108,7 @@ def prepare_compaction(
         "summariser": spec.get("summariser", ""),
         "reason": payload.get("reason", ""),
     }
-    return "new", successor
+    return Prepared("new", successor)
 
 
 def _member_problem(memory: Memory, group: dict) -> str | None:

@@ -1,0 +1,36 @@
+"""``create``: a new memory, its fields frozen with the defaults and checked against its registered type."""
+
+import uuid
+
+from memory_core.content import validate_content, validate_retention
+from memory_core.models import Memory
+from proposals.kinds.base import Freezing, Prepared
+from proposals.kinds.target import json_fields
+from proposals.models import Proposal
+from proposals.payloads import MemoryFields
+from registrations.compiled import ActiveRegistration
+
+_MEMORY_DEFAULTS = Memory.optional_field_defaults()
+
+
+def prepare_create(freezing: Freezing) -> Prepared:
+    target, result = freeze_new_memory(freezing.proposal, freezing.payload["memory"], freezing.registration)
+    return Prepared(target, result)
+
+
+def freeze_new_memory(
+    proposal: Proposal, memory: MemoryFields, registration: ActiveRegistration
+) -> tuple[str, dict]:
+    """Freeze the new memory's fields on ``proposal``; return the target fact and those fields.
+
+    A memory given a ttl or an expiry but no retention policy is time-bound.
+    """
+    fields = {**_MEMORY_DEFAULTS, **json_fields(memory)}
+    if (memory.get("ttl_seconds") or memory.get("expires_at")) and "retention_policy" not in memory:
+        fields["retention_policy"] = Memory.RetentionPolicy.TIME_BOUND.value
+    validate_content(fields["type"], fields["content"], registration)
+    validate_retention(fields)
+    proposal.target_memory_id = proposal.target_memory_id or uuid.uuid4()
+    proposal.base_revision = 0
+    proposal.fields = fields
+    return "new", fields
