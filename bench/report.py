@@ -301,43 +301,55 @@ def _postgres_memory(results: dict) -> list[str]:
 
 
 def _measurements(results: dict):
-    if "submit" in results:
-        yield "submit, 1 client", results["submit"]["clients_1"]
-        yield "submit, 8 clients", results["submit"]["clients_8"]
-    if "e2e" in results:
-        yield "submit → receipt visible", results["e2e"]
-    if "drain" in results:
-        for key, value in results["drain"].items():
-            if key.startswith("workers_"):
-                yield f"executor drain, {key.split('_')[1]} worker(s)", value
-            elif key.startswith("tenants_"):
-                for workers, row in value.items():
-                    yield (
-                        f"executor drain, {workers.split('_')[1]} worker(s), {key.split('_')[1]} tenants",
-                        row,
-                    )
-    if "recall" in results:
-        for size, row in results["recall"]["sizes"].items():
-            yield f"recall search at {int(size):,}", row["search"]
-            if "search_valid_at" in row:
-                yield f"recall search valid_at at {int(size):,}", row["search_valid_at"]
-            yield f"get by id at {int(size):,}", row["get"]
-            yield (
-                f"admin receipts changelist at {int(size):,} ({row['receipts_admin']['queries']} queries)",
-                row["receipts_admin"],
-            )
-            if "memory_timeline" in row:
-                timeline = row["memory_timeline"]
-                yield f"admin memory timeline at {int(size):,} ({timeline['queries']} queries)", timeline
-    if "review" in results:
-        for size, row in results["review"]["sizes"].items():
-            for name in ("queue", "proposal"):
-                yield f"/review/ {name} at {int(size):,} pending ({row[name]['queries']} queries)", row[name]
-    if "startup" in results:
-        for key, value in results["startup"]["commands"].items():
-            yield f"manage.py {key}", value
-    if "quality" in results:
-        yield "recall search, quality questions", results["quality"]["search"]
+    """Every latency row of the parts that ran, in the report's order."""
+    for part, rows in _MEASURED.items():
+        if part in results:
+            yield from rows(results[part])
+
+
+def _submit_rows(submit: dict):
+    yield "submit, 1 client", submit["clients_1"]
+    yield "submit, 8 clients", submit["clients_8"]
+
+
+def _drain_rows(drain: dict):
+    for key, value in drain.items():
+        if key.startswith("workers_"):
+            yield f"executor drain, {key.split('_')[1]} worker(s)", value
+        elif key.startswith("tenants_"):
+            for workers, row in value.items():
+                yield f"executor drain, {workers.split('_')[1]} worker(s), {key.split('_')[1]} tenants", row
+
+
+def _recall_rows(recall: dict):
+    for size, row in recall["sizes"].items():
+        at = f"{int(size):,}"
+        yield f"recall search at {at}", row["search"]
+        if "search_valid_at" in row:
+            yield f"recall search valid_at at {at}", row["search_valid_at"]
+        yield f"get by id at {at}", row["get"]
+        admin = row["receipts_admin"]
+        yield f"admin receipts changelist at {at} ({admin['queries']} queries)", admin
+        if "memory_timeline" in row:
+            timeline = row["memory_timeline"]
+            yield f"admin memory timeline at {at} ({timeline['queries']} queries)", timeline
+
+
+def _review_rows(review: dict):
+    for size, row in review["sizes"].items():
+        for name in ("queue", "proposal"):
+            yield f"/review/ {name} at {int(size):,} pending ({row[name]['queries']} queries)", row[name]
+
+
+_MEASURED = {
+    "submit": _submit_rows,
+    "e2e": lambda e2e: [("submit → receipt visible", e2e)],
+    "drain": _drain_rows,
+    "recall": _recall_rows,
+    "review": _review_rows,
+    "startup": lambda startup: ((f"manage.py {key}", value) for key, value in startup["commands"].items()),
+    "quality": lambda quality: [("recall search, quality questions", quality["search"])],
+}
 
 
 def plots(document: dict, out: Path) -> None:

@@ -129,7 +129,7 @@ def _add_tools(server: MCPServer, bridge: _Bridge) -> None:
 
     # Each parameter is a field of the tool's MCP input schema, as agents see it: the list stays long.
     @server.tool()
-    async def remember(
+    async def remember(  # noqa: PLR0913
         statement: str,
         evidence_text: str,
         evidence_kind: Literal[

@@ -307,7 +307,6 @@ def compact_memories(
     fields: dict[str, Any],
     evidence: Iterable[EvidenceRevision],
     sources: list[Memory],
-    reason: str,
     receipt_id: Any,
     now: datetime,
 ) -> Memory:
@@ -336,6 +335,7 @@ def compact_memories(
         )
         for source in sources
     )
+    reason = f"compacted into {successor_id}"
     for source in sources:
         change_state(memory=source, verb="dormant", reason=reason, now=now, change_reason=change_reason)
     return successor

@@ -36,7 +36,6 @@ class CompactEffect(Effect):
             fields=fields["memory"],
             evidence=ctx.evidence,
             sources=sources,
-            reason=f"compacted into {proposal.target_memory_id}",
             receipt_id=receipt_id,
             now=timezone.now(),
         )
