@@ -80,7 +80,7 @@ class _Touched:
             (proposal.tenant_id, proposal.claimed_dedupe_key),
             (proposal.tenant_id, getattr(memory, "dedupe_key", "")),
         }
-        moved = {proposal.target_memory_id, *effect_of(proposal).locked_members(proposal)}
+        moved = {proposal.target_id, *effect_of(proposal).locked_members(proposal)}
         if moved & self.memories or keys & self.keys or proposal.dreaming_run_id in self.runs:
             return False
         if proposal.dreaming_run_id:
@@ -101,7 +101,7 @@ def apply_batch(entry_ids: list[Any], worker: dict[str, Any]) -> tuple[list[Rece
     writes, deferred, touched = Writes(), [], _Touched()
     for entry in batch.entries:
         proposal = batch.proposals[entry.proposal_id]
-        memory = batch.memories.get(proposal.target_memory_id)
+        memory = batch.memories.get(proposal.target_id)
         if memory is not None and memory.tenant_id != proposal.tenant_id:
             memory = None  # another tenant's row is, for this proposal, no memory at all
         if not touched.claim(proposal, memory):
@@ -156,7 +156,7 @@ def _lock_batch(entry_ids: list[Any]) -> _Batch:
 def _targets_and_key_holders(proposals: Iterable[Proposal]) -> Q:
     """The rows a batch locks: its targets, what their kinds move, and the holders of the keys claimed."""
     proposals = list(proposals)
-    wanted = Q(pk__in=[proposal.target_memory_id for proposal in proposals])
+    wanted = Q(pk__in=[proposal.target_id for proposal in proposals])
     members = [member for proposal in proposals for member in effect_of(proposal).locked_members(proposal)]
     if members:
         wanted |= Q(pk__in=members)
@@ -191,10 +191,10 @@ def _context(batch: _Batch, entry: OutboxEntry, memory: Memory | None, writes: W
         key_holders=[
             pk
             for pk in batch.key_holders.get((proposal.tenant_id, proposal.claimed_dedupe_key), [])
-            if pk != proposal.target_memory_id
+            if pk != proposal.target_id
         ],
         registration=RegistrationState(
-            batch.registrations[proposal.tenant_id], batch.candidates.get(proposal.target_memory_id)
+            batch.registrations[proposal.tenant_id], batch.candidates.get(proposal.target_id)
         ),
         window=Window(run, batch.memories),
         members={pk: batch.memories[pk] for pk in members if pk in batch.memories},
@@ -223,7 +223,7 @@ def _apply_one(ctx: ApplyContext, worker: dict[str, Any]) -> None:
             "outbox_entry": ctx.entry,
             "outcome": check.outcome,
             "reason": check.reason,
-            "memory_id": proposal.target_memory_id,
+            "memory_id": proposal.target_id,
             "before_revision": before[0],
             "before_content_hash": before[1],
             "after_revision": after[0],

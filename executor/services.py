@@ -319,7 +319,7 @@ def _close_requeued_predecessor(entry: OutboxEntry, proposal: Proposal) -> None:
         outbox_entry=dead,
         outcome=Outcome.REQUEUED,
         reason=f"requeued by {entry.requested_by} as {entry.id} after: {dead.last_error[:500]}",
-        memory_id=proposal.target_memory_id,
+        memory_id=proposal.target_id,
         action_digest=dead.action_digest,
         evidence=proposal.evidence,
         policy_fingerprint=proposal.policy_fingerprint,

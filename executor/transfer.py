@@ -152,7 +152,8 @@ def import_tenant(lines: Iterable[str], progress: Callable[[str, int], None] = l
             user.save(update_fields=["password"])
     tenant, deferred = None, []
     counts: dict[str, int] = {}
-    for item in serializers.deserialize("jsonl", lines, handle_forward_references=True):
+    rows = _current_field_names(lines)
+    for item in serializers.deserialize("jsonl", rows, handle_forward_references=True):
         if isinstance(item.object, Tenant):
             if (
                 Tenant.objects.filter(pk=item.object.pk).exists()
@@ -176,6 +177,26 @@ def import_tenant(lines: Iterable[str], progress: Callable[[str, int], None] = l
     for label, count in counts.items():
         progress(label, count)
     return tenant
+
+
+# Fields renamed since exports began (model label, old name -> new name): an older export loads.
+RENAMED_FIELDS = {
+    "proposals.proposal": {"target_memory_id": "target_id"},
+    "proposals.historicalproposal": {"target_memory_id": "target_id"},
+}
+_OLD_NAMES = tuple({f'"{old}"' for renames in RENAMED_FIELDS.values() for old in renames})
+
+
+def _current_field_names(lines: Iterable[str]) -> Iterator[str]:
+    """Each export line with its fields under their current names (a line naming none passes as is)."""
+    for line in lines:
+        if any(old in line for old in _OLD_NAMES):
+            row = json.loads(line)
+            renames = RENAMED_FIELDS.get(row.get("model", ""), {})
+            if renames:
+                row["fields"] = {renames.get(name, name): value for name, value in row["fields"].items()}
+                line = json.dumps(row) + "\n"
+        yield line
 
 
 def _advance_sequences(models: set[type[Model]]) -> None:

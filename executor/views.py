@@ -27,7 +27,7 @@ def receipt_panel(request: HttpRequest, proposal_id: uuid.UUID) -> HttpResponse:
         # The receipt and the proposal's new status commit together: read the status after
         # the receipt, or a commit landing between the two reads shows a stale status.
         proposal.refresh_from_db(fields=["status", "outcome"])
-        memory = memory_or_none(tenant_id=proposal.tenant_id, memory_id=proposal.target_memory_id)
+        memory = memory_or_none(tenant_id=proposal.tenant_id, memory_id=proposal.target_id)
         history = memory_history(memory=memory) if memory else []
     context = {"proposal": proposal, "receipt": receipt, "history": history}
     return render(request, "executor/_receipt_panel.html", context)

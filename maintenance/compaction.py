@@ -214,8 +214,8 @@ def propose_resummaries(*, purge: Proposal, successor_ids: Iterable[Any]) -> lis
                 "created_at", "id"
             )
         )
-        key = f"{RESUMMARY_KEY}{successor.pk}:{successor.revision}:{purge.target_memory_id}"
-        reason = f"a source of this summary ({purge.target_memory_id}) was purged"
+        key = f"{RESUMMARY_KEY}{successor.pk}:{successor.revision}:{purge.target_id}"
+        reason = f"a source of this summary ({purge.target_id}) was purged"
         payload: ProposalPayload
         if sources:
             summariser = active_summariser()

@@ -69,6 +69,13 @@ def _offset(token: str | None) -> int:
     return int(token)
 
 
+def _memory_named(row: Proposal | AccessEvent | MgpEvent) -> Any:
+    """The memory an audit row is about: a proposal's target, an access event's (MGP events name none)."""
+    if isinstance(row, Proposal):
+        return row.target_id
+    return getattr(row, "target_memory_id", None)
+
+
 def _records(agent: Agent, memory_ids: list) -> dict:
     rows = MgpRecord.objects.filter(tenant_id=agent.tenant_id, memory_id__in=memory_ids)
     return {str(row.memory_id): row for row in rows}
@@ -225,7 +232,7 @@ def audit(agent: Agent, payload: dict) -> dict[str, Any]:
         key=lambda entry: (entry[0], entry[1]),
     )[offset:window]
     more, events = len(events) > limit, events[:limit]
-    targets = [row.target_memory_id for _, _, row in events if getattr(row, "target_memory_id", None)]
+    targets = [target for _, _, row in events if (target := _memory_named(row))]
     records = _records(agent, targets)
     out = [
         _proposal_event(row, records)
@@ -263,7 +270,7 @@ def _audit_sources(agent: Agent, payload: dict) -> tuple[QuerySet, QuerySet, Que
     if external := payload.get("target_memory_id"):
         record = MgpRecord.objects.filter(tenant_id=agent.tenant_id, external_id=external).first()
         target = record.memory_id if record else _uuid_or_none(external)
-        proposals, reads = proposals.filter(target_memory_id=target), reads.filter(target_memory_id=target)
+        proposals, reads = proposals.filter(target_id=target), reads.filter(target_memory_id=target)
         mgp_events = mgp_events.filter(target=external)
     if action := payload.get("action"):
         proposals = proposals.filter(action__in=[v for v, mgp in AUDIT_ACTIONS.items() if mgp == action])
@@ -309,7 +316,7 @@ def _proposal_event(proposal: Proposal, records: dict) -> dict[str, Any]:
         "request_id": _SUFFIX.sub("", key[4:]) if key.startswith("mgp:") else key,
         "actor": {"kind": "agent", "id": actor},
         "action": AUDIT_ACTIONS.get(proposal.action, "update"),
-        "target_memory_id": _external(records, proposal.target_memory_id),
+        "target_memory_id": _external(records, proposal.target_id),
         "policy_context": context,
         "decision": {
             "decision": "allow" if allowed else "deny",

@@ -38,7 +38,7 @@ class ProposalAdmin(TenantReadOnlyHistoryAdmin):
     ]
     list_filter = ["tenant", "status", "classification", "action"]
     list_select_related = ["tenant", "submitted_by__tenant"]
-    search_fields = ["=id", "=target_memory_id", "=dedupe_key"]
+    search_fields = ["=id", "=target_id", "=dedupe_key"]
     date_hierarchy = "created_at"
     history_withheld_fields = CONTENT_COLUMNS
     exclude = CONTENT_COLUMNS
@@ -47,7 +47,7 @@ class ProposalAdmin(TenantReadOnlyHistoryAdmin):
     @admin.display(description="fields and rationale")
     def fields_as_read(self, proposal):
         fields = proposal.fields or {}
-        current = current_memory(proposal.target_memory_id)
+        current = current_memory(proposal.target_id)
         proposed = proposed_memory(fields=fields, facts=proposal.policy_facts or {}, current=current)
         rule = person_rule(proposed, current)
         allowed = readable_content(proposed, rule)

@@ -195,7 +195,7 @@ class ProposalSubmitInput(StrictSerializer):
 class ProposalOutput(serializers.ModelSerializer):
     """A proposal in the view attached to it (``proposals.presenters``); without one, metadata only."""
 
-    memory_id = serializers.UUIDField(source="target_memory_id")
+    memory_id = serializers.UUIDField(source="target_id")
     submitted_by = serializers.CharField(source="submitted_by.name")
     view = serializers.SerializerMethodField(
         help_text="raw, summary, masked or metadata_only: the view fields, rationale, evidence and "

@@ -30,7 +30,7 @@ def _target_unchanged(proposal: Proposal, memory: Memory | None) -> bool:
 
 def _has_open_conflict(proposal: Proposal) -> bool:
     others = Proposal.objects.filter(tenant_id=proposal.tenant_id, status__in=Proposal.OPEN_STATUSES)
-    same_target = others.filter(target_memory_id=proposal.target_memory_id)
+    same_target = others.filter(target_id=proposal.target_id)
     conflicts = same_target
     if proposal.dedupe_key:
         conflicts = same_target | others.filter(dedupe_key=proposal.dedupe_key)

@@ -119,7 +119,12 @@ class Proposal(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
     submitted_by = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="proposals")
     action = models.CharField(max_length=16, choices=Action.choices)
-    target_memory_id = models.UUIDField(help_text="Assigned by the server for create")
+    # What the action is about: a memory's id, an entity's (entity_*) or a registration
+    # candidate's (register). The column keeps its first name.
+    target_id = models.UUIDField(
+        db_column="target_memory_id",
+        help_text="The memory (an entity for entity actions, a candidate for register); assigned for create",
+    )
     base_revision = models.PositiveIntegerField(help_text="0 for create")
     fields = models.JSONField(help_text="Proposed memory fields (create) or changes (update)")
     evidence = models.JSONField(help_text="Evidence bindings: evidence_id, revision, content_hash")
@@ -183,7 +188,7 @@ class Proposal(models.Model):
             models.Index(fields=["tenant", "status", "-created_at"], name="proposal_status_idx"),
             models.Index(fields=["tenant", "classification", "-created_at"], name="proposal_class_idx"),
             models.Index(fields=["tenant", "-created_at", "-id"], name="proposal_recent_idx"),
-            models.Index(fields=["tenant", "target_memory_id", "status"], name="proposal_target_idx"),
+            models.Index(fields=["tenant", "target_id", "status"], name="proposal_target_idx"),
             models.Index(fields=["tenant", "dedupe_key", "status"], name="proposal_dedupe_idx"),
             models.Index(fields=["status", "tenant", "created_at", "id"], name="proposal_queue_age_idx"),
             models.Index(
@@ -197,14 +202,14 @@ class Proposal(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.action} {self.target_memory_id} ({self.status})"
+        return f"{self.action} {self.target_id} ({self.status})"
 
     def frozen_action(self) -> dict:
         """Return everything the executor will execute, as JSON."""
         return {
             "tenant_id": str(self.tenant_id),
             "action": self.action,
-            "memory_id": str(self.target_memory_id),
+            "memory_id": str(self.target_id),
             "base_revision": self.base_revision,
             "fields": self.fields,
             "evidence": self.evidence,

@@ -82,7 +82,7 @@ def attach_submitted_views(agent: Agent, submitted: Iterable[tuple[Proposal, boo
 def target_memories(proposals: Iterable[Proposal]) -> dict[uuid.UUID, Memory]:
     """Return the current target memories of ``proposals``, with their fences: one query, or none."""
     ids = {
-        proposal.target_memory_id
+        proposal.target_id
         for proposal in proposals
         if proposal.action not in NOT_A_MEMORY
         and (proposal.action not in NEW_TARGETS or proposal.status == Proposal.Status.APPLIED)
@@ -103,7 +103,7 @@ def attach_views(proposals: Iterable[Proposal], context: dict) -> list[Proposal]
 
 def _target(proposal: Proposal, current: dict[uuid.UUID, Memory]) -> Memory | None:
     """The proposal's target now, if it is in the proposal's tenant (another tenant's id is no target)."""
-    memory = current.get(proposal.target_memory_id)
+    memory = current.get(proposal.target_id)
     return memory if memory is not None and memory.tenant_id == proposal.tenant_id else None
 
 

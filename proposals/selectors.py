@@ -62,14 +62,14 @@ def dedupe_conflicts(proposal: Proposal, *, limit: int = 10) -> DedupeConflicts:
     if not key:
         return DedupeConflicts([], [])
     memories = active_memories_with_dedupe_key(
-        tenant_id=proposal.tenant_id, dedupe_key=key, exclude_id=proposal.target_memory_id
+        tenant_id=proposal.tenant_id, dedupe_key=key, exclude_id=proposal.target_id
     ).order_by("created_at", "pk")
     proposals = (
         Proposal.objects.filter(
             tenant_id=proposal.tenant_id, dedupe_key=key, status__in=Proposal.OPEN_STATUSES
         )
         .filter(action__in=Proposal.CLAIMS_DEDUPE_KEY)
-        .exclude(target_memory_id=proposal.target_memory_id)
+        .exclude(target_id=proposal.target_id)
         .order_by("created_at", "pk")
     )
     return DedupeConflicts(list(memories[:limit]), list(proposals[:limit]))

@@ -48,12 +48,12 @@ def plain_language(proposal: Proposal, memory: Memory | None) -> str:
             else f"memory {fields.get('to_memory_id')} (revision {fields.get('to_revision')})"
         )
         return (
-            f"Link memory {proposal.target_memory_id} (revision {proposal.base_revision})"
+            f"Link memory {proposal.target_id} (revision {proposal.base_revision})"
             f" {fields.get('relation')} {other}."
         )
     changed = ", ".join(sorted(proposal.fields)) or "nothing"
     where = f"revision {proposal.base_revision}" + (f" (now {memory.revision})" if memory else "")
-    text = f"Change {changed} of memory {proposal.target_memory_id} from {where}."
+    text = f"Change {changed} of memory {proposal.target_id} from {where}."
     return text + (f" New statement: “{statement}”." if statement else "")
 
 

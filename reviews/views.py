@@ -89,7 +89,7 @@ def queue(request):
 @login_required
 def proposal_page(request, proposal_id):
     proposal = _proposal_or_404(request, proposal_id)
-    memory = memory_or_none(tenant_id=proposal.tenant_id, memory_id=proposal.target_memory_id)
+    memory = memory_or_none(tenant_id=proposal.tenant_id, memory_id=proposal.target_id)
     evidence = list(
         EvidenceRevision.objects.filter(proposal_links__proposal=proposal)
         .select_related("source")
@@ -247,7 +247,7 @@ def dreaming_run_page(request, run_id):
         steps = []
         for proposal_id in action.get("proposals", []):
             proposal = proposals[proposal_id]
-            memory = memory_or_none(tenant_id=run.tenant_id, memory_id=proposal.target_memory_id)
+            memory = memory_or_none(tenant_id=run.tenant_id, memory_id=proposal.target_id)
             base = memory_at_revision(memory=memory, revision=proposal.base_revision)
             steps.append({"proposal": proposal, "diff": diff_rows(proposal, base)})
         plan.append({"action": action, "steps": steps})

@@ -84,7 +84,7 @@ def applied_memory_factory(db):
     def make(handle: AgentHandle) -> Memory:
         proposal = submit(handle.agent, create_payload(user_preference(), [make_evidence(handle.agent)]))
         apply_released(proposal)
-        return Memory.objects.get(pk=proposal.target_memory_id)
+        return Memory.objects.get(pk=proposal.target_id)
 
     return make
 
@@ -132,7 +132,7 @@ def remember(agent):
         for person in people[: proposal.required_approvals]:
             approve(person, proposal)
         assert apply_released(proposal).outcome == "applied"
-        return Memory.objects.get(pk=proposal.target_memory_id)
+        return Memory.objects.get(pk=proposal.target_id)
 
     return make
 

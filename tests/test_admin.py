@@ -91,7 +91,7 @@ def test_receipt_changelist_filters_by_tenant(admin_client, agent, other_agent, 
 def test_receipt_changelist_searches_by_proposal_id(admin_client, agent, applied_memory_factory):
     applied_memory_factory(agent)
     wanted = applied_memory_factory(agent)
-    proposal = Proposal.objects.get(target_memory_id=wanted.id)
+    proposal = Proposal.objects.get(target_id=wanted.id)
     response = admin_client.get(_changelist(Receipt), {"q": str(proposal.id)})
     assert response.status_code == 200
     assert [r.proposal_id for r in _listed(response)] == [proposal.id]
@@ -167,7 +167,7 @@ def test_injected_markup_is_escaped_in_the_admin(admin_client, agent):
     proposal = submit(agent.agent, payload)
     apply_released(proposal)
     for url in [
-        f"/admin/memory_core/memory/{proposal.target_memory_id}/change/",
+        f"/admin/memory_core/memory/{proposal.target_id}/change/",
         f"/admin/proposals/proposal/{proposal.pk}/change/",
         "/admin/proposals/proposal/",
     ]:

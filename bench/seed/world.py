@@ -181,7 +181,7 @@ class _World:
             tenant_id=self.tenant.pk,
             submitted_by_id=self.agent.pk,
             action=Proposal.Action.CREATE.value,
-            target_memory_id=self.new_id(),
+            target_id=self.new_id(),
             base_revision=0,
             fields=fields,
             evidence=frozen.bindings,

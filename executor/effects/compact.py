@@ -31,7 +31,7 @@ class CompactEffect(Effect):
         proposal, fields = ctx.proposal, ctx.proposal.fields
         sources = [ctx.members[uuid.UUID(member["memory_id"])] for member in fields["members"]]
         successor = compact_memories(
-            successor_id=proposal.target_memory_id,
+            successor_id=proposal.target_id,
             tenant_id=proposal.tenant_id,
             fields=fields["memory"],
             evidence=ctx.evidence,

@@ -16,7 +16,7 @@ class CreateEffect(Effect):
     def apply(self, ctx: ApplyContext, receipt_id: uuid.UUID) -> Applied:
         proposal = ctx.proposal
         memory = new_memory(
-            memory_id=proposal.target_memory_id,
+            memory_id=proposal.target_id,
             tenant_id=proposal.tenant_id,
             fields=proposal.fields,
             now=timezone.now(),

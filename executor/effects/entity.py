@@ -25,7 +25,7 @@ class EntityCreateEffect(Effect):
     def apply(self, ctx: ApplyContext, receipt_id: uuid.UUID) -> Applied:
         proposal = ctx.proposal
         entity = create_entity(
-            entity_id=proposal.target_memory_id,
+            entity_id=proposal.target_id,
             tenant_id=proposal.tenant_id,
             fields=proposal.fields,
             receipt_id=receipt_id,

@@ -26,6 +26,6 @@ class PurgeEffect(TransitionEffect):
         if successors:  # summaries it was a source of: re-proposed without it, in this transaction
             resummaries = propose_resummaries(purge=proposal, successor_ids=successors)
             effects["resummarised"] = [
-                {"memory_id": str(p.target_memory_id), "proposal_id": str(p.pk)} for p in resummaries
+                {"memory_id": str(p.target_id), "proposal_id": str(p.pk)} for p in resummaries
             ]
         return Applied(None, effects)

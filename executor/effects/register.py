@@ -54,12 +54,12 @@ class RegisterEffect(Effect):
         return Applied(ctx.memory, effects)
 
     def release_refused(self, ctx: ApplyContext) -> None:
-        return_to_draft(candidate_id=ctx.proposal.target_memory_id)  # not published: the operator may retry
+        return_to_draft(candidate_id=ctx.proposal.target_id)  # not published: the operator may retry
 
 
 def lock_candidates(proposals: Iterable[Proposal]) -> dict[Any, Registration]:
     """Lock the registration candidates the batch's publish proposals name (none: no query)."""
-    wanted = [p.target_memory_id for p in proposals if p.action == Proposal.Action.REGISTER]
+    wanted = [p.target_id for p in proposals if p.action == Proposal.Action.REGISTER]
     if not wanted:
         return {}
     locked = Registration.objects.select_for_update().filter(pk__in=wanted).order_by("pk")

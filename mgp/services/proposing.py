@@ -195,9 +195,9 @@ def replayed(agent: Agent, context: dict, request_id: str, body: dict, operation
     if proposal.status != Proposal.Status.APPLIED:
         raise failure(proposal)
     # Applied before: answer as the first time, from the memory as it is now.
-    record = MgpRecord.objects.filter(tenant_id=agent.tenant_id, memory_id=proposal.target_memory_id).first()
+    record = MgpRecord.objects.filter(tenant_id=agent.tenant_id, memory_id=proposal.target_id).first()
     if proposal.action in STATE_OF_VERB or proposal.action == Proposal.Action.PURGE or record is None:
-        external = record.external_id if record else str(proposal.target_memory_id)
+        external = record.external_id if record else str(proposal.target_id)
         state = STATE_OF_VERB.get(proposal.action, "purged")
         return Outcome(200, {"memory_id": external, "state": state})
     return Outcome(200, render(agent, context, record, "created" if proposal.action == "create" else None))

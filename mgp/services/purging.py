@@ -22,8 +22,8 @@ def scrub_purged(*, tenant_id: Any, memory_ids: list, **_: Any) -> dict[str, int
     external_ids = set(records.values_list("external_id", flat=True))
     now, scrubbed = timezone.now(), 0
     for task_id, memory_id in MgpTask.objects.filter(
-        tenant_id=tenant_id, proposal__target_memory_id__in=memory_ids
-    ).values_list("pk", "proposal__target_memory_id"):
+        tenant_id=tenant_id, proposal__target_id__in=memory_ids
+    ).values_list("pk", "proposal__target_id"):
         answer = {"kind": "state", "memory_id": str(memory_id), "state": "purged"}
         scrubbed += MgpTask.objects.filter(pk=task_id).update(
             request={"context": {}, "answer": answer},

@@ -105,7 +105,7 @@ def _adopt(agent: Agent, external_id: str) -> tuple[MgpRecord, Memory] | None:
         return None
     memory = Memory.objects.filter(tenant_id=agent.tenant_id, pk=memory_id).first()
     origin = Proposal.objects.filter(
-        tenant_id=agent.tenant_id, target_memory_id=memory_id, action=Proposal.Action.CREATE
+        tenant_id=agent.tenant_id, target_id=memory_id, action=Proposal.Action.CREATE
     ).first()
     if memory is None or origin is None:
         return None

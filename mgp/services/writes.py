@@ -141,7 +141,7 @@ def _create(agent: Agent, context: dict, key: str, body: dict, memory: dict, hin
             MgpRecord.objects.create(
                 tenant_id=agent.tenant_id,
                 external_id=memory["memory_id"],
-                memory_id=proposal.target_memory_id,
+                memory_id=proposal.target_id,
                 proposal=proposal,
                 source=memory["source"],
                 extensions=memory.get("extensions") or {},

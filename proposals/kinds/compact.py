@@ -100,7 +100,7 @@ def prepare_compact(freezing: Freezing) -> Prepared:
         "confidence": min(m.confidence for m in members),
         "retention_policy": Memory.RetentionPolicy.PERSISTENT.value,
     }
-    proposal.target_memory_id = proposal.target_memory_id or uuid.uuid4()
+    proposal.target_id = proposal.target_id or uuid.uuid4()
     proposal.base_revision = 0
     proposal.fields = {
         "memory": successor,

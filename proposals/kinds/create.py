@@ -30,7 +30,7 @@ def freeze_new_memory(
         fields["retention_policy"] = Memory.RetentionPolicy.TIME_BOUND.value
     validate_content(fields["type"], fields["content"], registration)
     validate_retention(fields)
-    proposal.target_memory_id = proposal.target_memory_id or uuid.uuid4()
+    proposal.target_id = proposal.target_id or uuid.uuid4()
     proposal.base_revision = 0
     proposal.fields = fields
     return "new", fields

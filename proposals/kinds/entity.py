@@ -49,7 +49,7 @@ def prepare_entity_create(freezing: Freezing) -> Prepared:
         "aliases": aliases,
         "near": [{"entity_id": m.entity_id, "tier": m.tier} for m in matches[:10]],
     }
-    proposal.target_memory_id = proposal.target_memory_id or uuid.uuid4()
+    proposal.target_id = proposal.target_id or uuid.uuid4()
     return Prepared("new")
 
 
@@ -84,7 +84,7 @@ def prepare_entity_unmerge(freezing: Freezing) -> Prepared:
 
 def _target_entity(freezing: Freezing) -> Entity:
     entity = _entity(freezing.tenant_id, freezing.payload["entity"].get("entity_id"))
-    freezing.proposal.target_memory_id = entity.pk
+    freezing.proposal.target_id = entity.pk
     freezing.proposal.base_revision = 0
     return entity
 
@@ -101,7 +101,7 @@ def _entity(tenant_id: Any, entity_id: Any) -> Entity:
 
 def entity_create_refusal(proposal: Proposal) -> str | None:
     """Why the executor must not create this entity now: one with its id exists."""
-    if Entity.objects.filter(pk=proposal.target_memory_id).exists():
+    if Entity.objects.filter(pk=proposal.target_id).exists():
         return "entity already exists"
     return None
 

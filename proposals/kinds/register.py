@@ -12,7 +12,7 @@ def prepare_register(freezing: Freezing) -> Prepared:
     """
     proposal, payload = freezing.proposal, freezing.payload
     candidate = registration_candidate(tenant_id=freezing.tenant_id, candidate_id=payload["registration_id"])
-    proposal.target_memory_id = candidate.id
+    proposal.target_id = candidate.id
     proposal.base_revision = candidate.base_version
     proposal.fields = {
         "registration_id": str(candidate.id),

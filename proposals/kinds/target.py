@@ -21,7 +21,7 @@ def target_memory(freezing: Freezing) -> Memory | None:
 def freeze_target(freezing: Freezing, fields: dict[str, Any]) -> None:
     """Freeze the target memory, the revision the action was written against, and its fields."""
     proposal, payload = freezing.proposal, freezing.payload
-    proposal.target_memory_id = payload["memory_id"]
+    proposal.target_id = payload["memory_id"]
     proposal.base_revision = payload["base_revision"]
     proposal.fields = fields
 

@@ -106,7 +106,7 @@ def _facts(freezing: Freezing, prepared: Prepared, evidence_status: str) -> dict
         "risk_level": risk_level,
         "evidence": evidence_status,
         "target": prepared.target,
-        "dedupe": _dedupe_fact(agent.tenant_id, result, proposal.target_memory_id)
+        "dedupe": _dedupe_fact(agent.tenant_id, result, proposal.target_id)
         if proposal.action in Proposal.CLAIMS_DEDUPE_KEY
         else "none",
         "owner_explicit": _owner_explicit(context, result),

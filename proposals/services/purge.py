@@ -20,9 +20,9 @@ def scrub_purged_content(*, purge: Proposal, memory: Memory, summaries: list[Any
     ``summaries`` the successors it was a source of, whose compaction proposals
     froze a summary that quotes it.
     """
-    tenant_id, memory_id = purge.tenant_id, purge.target_memory_id
-    proposals = Proposal.objects.filter(tenant_id=tenant_id, target_memory_id=memory_id)
-    history = Proposal.history.filter(tenant_id=tenant_id, target_memory_id=memory_id)
+    tenant_id, memory_id = purge.tenant_id, purge.target_id
+    proposals = Proposal.objects.filter(tenant_id=tenant_id, target_id=memory_id)
+    history = Proposal.history.filter(tenant_id=tenant_id, target_id=memory_id)
     scrubbed = {
         "fields": {"purged": True},
         "rationale": "",
@@ -46,12 +46,8 @@ def _scrub_compactions(tenant_id: Any, summaries: list[Any]) -> tuple[int, int]:
         return 0, 0
     counts = []
     for rows in (
-        Proposal.objects.filter(
-            tenant_id=tenant_id, action=Proposal.Action.COMPACT, target_memory_id__in=summaries
-        ),
-        Proposal.history.filter(
-            tenant_id=tenant_id, action=Proposal.Action.COMPACT, target_memory_id__in=summaries
-        ),
+        Proposal.objects.filter(tenant_id=tenant_id, action=Proposal.Action.COMPACT, target_id__in=summaries),
+        Proposal.history.filter(tenant_id=tenant_id, action=Proposal.Action.COMPACT, target_id__in=summaries),
     ):
         changed = list(rows.only("pk", "fields"))
         for row in changed:

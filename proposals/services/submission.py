@@ -170,7 +170,7 @@ def amend_proposal(*, agent: Agent, proposal: Proposal, payload: ProposalPayload
             f"Only proposals with changes requested can be amended, not {proposal.status}"
         )
     if payload["action"] != proposal.action or (
-        proposal.action == Proposal.Action.UPDATE and payload["memory_id"] != proposal.target_memory_id
+        proposal.action == Proposal.Action.UPDATE and payload["memory_id"] != proposal.target_id
     ):
         raise AmendmentChangesTarget()
     asked = (proposal.classification, proposal.required_approvals, proposal.review_deadline)

@@ -66,7 +66,7 @@ def conclude_review(proposal: Proposal, *, status: str) -> None:
         Proposal.Status.REJECTED,
         Proposal.Status.EXPIRED,
     ):
-        return_to_draft(candidate_id=proposal.target_memory_id)
+        return_to_draft(candidate_id=proposal.target_id)
 
 
 @transaction.atomic(durable=True)

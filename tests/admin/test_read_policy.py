@@ -23,7 +23,7 @@ def reviewer_client(client, agent):
 
 def _pages(memory) -> list[str]:
     """Every admin page that shows this memory or the proposal that made it, with their revisions."""
-    proposal = Proposal.objects.get(target_memory_id=memory.pk, action="create")
+    proposal = Proposal.objects.get(target_id=memory.pk, action="create")
     pages = []
     for obj, name in ((memory, "memory_core_memory"), (proposal, "proposals_proposal")):
         pages += [

@@ -57,7 +57,7 @@ def test_evidence_is_shown_with_its_status_now(auditor_client, agent, remember, 
     evidence = make_evidence(agent.agent)
     remember(f"{marker}", evidence=evidence)
     invalidate_evidence_revision(revision=evidence, reason="look-ahead bug")
-    page = _page(auditor_client, Receipt.objects.get(proposal__target_memory_id__isnull=False, seq=1))
+    page = _page(auditor_client, Receipt.objects.get(proposal__target_id__isnull=False, seq=1))
     assert "invalidated: look-ahead bug" in page
     assert "the memory is fenced" in page
 

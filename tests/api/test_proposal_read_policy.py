@@ -75,7 +75,7 @@ def test_another_agent_sees_a_confidential_proposal_masked(agent, peer, marker):
     assert (body["view"], body["view_rule"]) == ("masked", "read-confidential")
     assert body["fields"]["content"]["statement"] == "***"
     assert (body["fields"]["sensitivity"], body["action_digest"]) == ("confidential", proposal.action_digest)
-    memory = peer.client.get(f"/api/v1/memories/{proposal.target_memory_id}/").json()
+    memory = peer.client.get(f"/api/v1/memories/{proposal.target_id}/").json()
     assert memory["return_mode"] == body["view"]
 
 
@@ -159,7 +159,7 @@ def test_an_update_of_a_confidential_memory_is_masked_though_it_names_no_sensiti
         agent.agent,
         {
             "action": "update",
-            "memory_id": str(created.target_memory_id),
+            "memory_id": str(created.target_id),
             "base_revision": 1,
             "changes": {"content": {"statement": f"{marker} back from leave"}, "dedupe_key": f"{marker}-2"},
             "evidence": [make_evidence(agent.agent).binding()],
@@ -179,7 +179,7 @@ def test_an_old_proposal_follows_the_memory_as_it_is_now(agent, peer, marker):
         agent.agent,
         {
             "action": "update",
-            "memory_id": str(created.target_memory_id),
+            "memory_id": str(created.target_id),
             "base_revision": 1,
             "changes": {"sensitivity": "restricted"},
             "evidence": [make_evidence(agent.agent).binding()],
@@ -200,7 +200,7 @@ def test_a_lifecycle_reason_is_hidden_with_the_memory(agent, peer, marker):
         agent.agent,
         {
             "action": "delete",
-            "memory_id": str(created.target_memory_id),
+            "memory_id": str(created.target_id),
             "base_revision": 1,
             "reason": f"{marker} she asked to forget it",
             "policy_context": owner_context(),
@@ -272,7 +272,7 @@ def test_the_list_reads_target_memories_once_per_page(agent, peer, marker):
             agent.agent,
             {
                 "action": "expire",
-                "memory_id": str(created.target_memory_id),
+                "memory_id": str(created.target_id),
                 "base_revision": 1,
                 "reason": "done",
                 "policy_context": owner_context(),

@@ -68,7 +68,7 @@ def test_receipts_carry_no_content_of_a_confidential_memory(agent, peer, marker)
         agent.agent,
         {
             "action": "delete",
-            "memory_id": str(proposal.target_memory_id),
+            "memory_id": str(proposal.target_id),
             "base_revision": 1,
             "reason": f"{marker} forget it",
             "policy_context": owner_context(),

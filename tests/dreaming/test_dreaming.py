@@ -162,7 +162,7 @@ def test_a_contradiction_on_a_structured_key_is_an_update_that_always_goes_to_re
     run = DreamingRun.objects.get()
     assert run.trigger == "dedupe_collision"
     (update,) = _proposals(run)
-    assert (update.action, update.target_memory_id, update.status) == ("update", older.pk, "pending_review")
+    assert (update.action, update.target_id, update.status) == ("update", older.pk, "pending_review")
     assert update.matched_rule == "review-dreaming-high-risk" and update.risk_level == "high"
     assert set(update.fields) == {"valid_to"}
     assert update.evidence  # it cites the evidence of both members it rests on
@@ -498,7 +498,7 @@ def test_create_and_archive_plans_stay_in_their_window_and_apply(agent, remember
     assert apply_released(create).outcome == "applied"
     assert apply_released(archive).outcome == "applied"
     assert _status(run) == "applied"
-    assert Memory.objects.get(pk=create.target_memory_id).state == "active"
+    assert Memory.objects.get(pk=create.target_id).state == "active"
     b.refresh_from_db()
     assert b.state == "dormant"
 

@@ -34,7 +34,7 @@ def factor_memory(agent, pm, backtest):
     proposal = submit(agent.agent, create_payload(factor_fact(), [backtest]))
     approve(pm, proposal)
     apply_released(proposal)
-    return proposal.target_memory_id
+    return proposal.target_id
 
 
 def _invalidate(agent, revision, allowed=True):
@@ -69,7 +69,7 @@ def test_invalidation_fences_memories_and_blocks_open_proposals(agent, api, back
     assert pending.status == released.status == Proposal.Status.BLOCKED_EVIDENCE
     receipt = apply_released(released)
     assert receipt.outcome == Receipt.Outcome.EVIDENCE_INVALID
-    fence = Proposal.objects.get(action="fence", target_memory_id=factor_memory)
+    fence = Proposal.objects.get(action="fence", target_id=factor_memory)
     fence_receipt = apply_released(fence)
     assert fence.matched_rule == "auto-system-fence"
     assert fence_receipt.outcome == "applied" and "look-ahead bias" in fence_receipt.effects["fenced"]
@@ -78,7 +78,7 @@ def test_invalidation_fences_memories_and_blocks_open_proposals(agent, api, back
 def test_corrected_factor_run_goes_back_to_the_pm_and_unfences(agent, api, pm, backtest, factor_memory):
     _invalidate(agent, backtest)
     corrected = add_evidence_revision(source=backtest.source, agent=agent.agent, content={"ic_mean": 0.011})
-    revalidation = Proposal.objects.get(action="revalidate", target_memory_id=factor_memory)
+    revalidation = Proposal.objects.get(action="revalidate", target_id=factor_memory)
     assert (revalidation.classification, revalidation.matched_rule) == (
         "review_required",
         "review-escalation",
@@ -95,7 +95,7 @@ def test_corrected_factor_run_goes_back_to_the_pm_and_unfences(agent, api, pm, b
 def test_rejected_revalidation_leaves_the_memory_fenced(agent, api, pm, backtest, factor_memory):
     _invalidate(agent, backtest)
     add_evidence_revision(source=backtest.source, agent=agent.agent, content={"ic_mean": -0.02})
-    revalidation = Proposal.objects.get(action="revalidate", target_memory_id=factor_memory)
+    revalidation = Proposal.objects.get(action="revalidate", target_id=factor_memory)
     record_decision(
         actor=pm,
         proposal_id=revalidation.pk,
@@ -115,12 +115,12 @@ def test_an_agent_correcting_evidence_cannot_lift_a_fence_without_review(agent, 
     apply_released(proposal)
     _invalidate(agent, backtest)
     add_evidence_revision(source=backtest.source, agent=agent.agent, content={"fixed": True})
-    revalidation = Proposal.objects.get(action="revalidate", target_memory_id=proposal.target_memory_id)
+    revalidation = Proposal.objects.get(action="revalidate", target_id=proposal.target_id)
     assert (revalidation.status, revalidation.matched_rule) == ("pending_review", "review-escalation")
     assert not OutboxEntry.objects.filter(proposal=revalidation).exists()
     approve(pm, revalidation)
     apply_released(revalidation)
-    assert _view(api, proposal.target_memory_id)["return_mode"] == "raw"
+    assert _view(api, proposal.target_id)["return_mode"] == "raw"
 
 
 def test_agents_cannot_submit_system_actions(api, factor_memory):

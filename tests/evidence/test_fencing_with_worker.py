@@ -18,7 +18,7 @@ def test_backtest_invalidation_and_correction_end_to_end(agent, api, tmp_path):
     pm = make_person("pm-e2e", agent.tenant)
     backtest = make_evidence(agent.agent, {"factor": "momentum_12_1", "ic_mean": 0.03})
     fact = submit(agent.agent, create_payload(factor_fact(), [backtest]))
-    memory_id = fact.target_memory_id
+    memory_id = fact.target_id
     agent.agent.can_invalidate_evidence = True
     agent.agent.save(update_fields=["can_invalidate_evidence"])
 
@@ -36,7 +36,7 @@ def test_backtest_invalidation_and_correction_end_to_end(agent, api, tmp_path):
             what="fence receipt",
         )
         add_evidence_revision(source=backtest.source, agent=agent.agent, content={"ic_mean": 0.011})
-        revalidation = Proposal.objects.get(action="revalidate", target_memory_id=memory_id)
+        revalidation = Proposal.objects.get(action="revalidate", target_id=memory_id)
         approve(pm, revalidation)
         wait_until(lambda: state() == "active", what="revalidated memory unfenced")
     receipt = Receipt.objects.get(proposal=revalidation)

@@ -79,7 +79,7 @@ def test_a_poison_entry_fails_alone_and_the_rest_of_its_batch_applies(agent):
     assert poisoned.status == OutboxEntry.Status.PENDING and poisoned.attempts == 1
     assert "memory_confidence_0_1" in poisoned.last_error
     assert not Receipt.objects.filter(outbox_entry=poisoned).exists()
-    assert not Memory.objects.filter(pk=proposals[2].target_memory_id).exists()
+    assert not Memory.objects.filter(pk=proposals[2].target_id).exists()
     call_command("verify_receipts")
 
 
@@ -87,7 +87,7 @@ def test_a_second_change_to_a_memory_in_the_same_batch_waits_for_the_first(agent
     evidence = [make_evidence(agent.agent)]
     (created,) = _preferences(agent, 1, evidence)
     apply_entries(entry_ids=_entry_ids([created]), worker=WORKER)
-    memory = Memory.objects.get(pk=created.target_memory_id)
+    memory = Memory.objects.get(pk=created.target_id)
     updates = [
         submit(
             agent.agent,

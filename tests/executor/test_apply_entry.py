@@ -36,7 +36,7 @@ def test_auto_proposal_applies_as_revision_1_with_a_receipt(agent):
     evidence = make_evidence(agent.agent)
     proposal = submit(agent.agent, create_payload(user_preference(), [evidence]))
     receipt = _apply(proposal)
-    memory = Memory.objects.get(pk=proposal.target_memory_id)
+    memory = Memory.objects.get(pk=proposal.target_id)
     proposal.refresh_from_db()
     assert receipt.outcome == Receipt.Outcome.APPLIED
     assert (memory.revision, memory.state, memory.statement) == (

@@ -51,7 +51,7 @@ def _refused(receipt: Receipt, proposal: Proposal, outcome: str = UNAUTHORISED) 
         receipt.outcome == outcome
         and receipt.decision_ids == []
         and proposal.status == Proposal.Status.NOT_APPLIED
-        and not Memory.objects.filter(pk=proposal.target_memory_id).exists()
+        and not Memory.objects.filter(pk=proposal.target_id).exists()
     )
 
 

@@ -52,9 +52,9 @@ def test_two_identical_creates_released_before_either_applies_leave_one_active_m
     refused = apply_released(second)
     second.refresh_from_db()
     assert refused.outcome == Receipt.Outcome.DEDUPE_CONFLICT
-    assert str(first.target_memory_id) in refused.reason
+    assert str(first.target_id) in refused.reason
     assert (second.status, second.outcome) == (Proposal.Status.NOT_APPLIED, "dedupe_conflict")
-    assert _active_on_key() == [first.target_memory_id]
+    assert _active_on_key() == [first.target_id]
     call_command("verify_receipts")
 
 
@@ -76,7 +76,7 @@ def test_a_contradiction_is_denied_and_names_the_memory_to_update(agent, api):
     body = response.json()
     assert response.status_code == 422, body
     assert body["code"] == "contradicts_active_memory"
-    assert body["held_by"] == [{"memory_id": str(held.target_memory_id), "revision": 1}]
+    assert body["held_by"] == [{"memory_id": str(held.target_id), "revision": 1}]
     update = {
         "action": "update",
         "memory_id": body["held_by"][0]["memory_id"],
@@ -92,23 +92,23 @@ def test_a_contradiction_is_denied_and_names_the_memory_to_update(agent, api):
 def test_restoring_a_memory_whose_key_is_now_held_is_denied(agent):
     old = _create(agent)
     apply_released(old)
-    expiry = _verb(agent, Memory.objects.get(pk=old.target_memory_id), "expire")
+    expiry = _verb(agent, Memory.objects.get(pk=old.target_id), "expire")
     assert apply_released(expiry).outcome == "applied"
     apply_released(_create(agent, "Alice prefers daily summaries"))
-    restore = _verb(agent, Memory.objects.get(pk=old.target_memory_id), "restore")
+    restore = _verb(agent, Memory.objects.get(pk=old.target_id), "restore")
     assert (restore.status, restore.matched_rule) == (Proposal.Status.DENIED, "deny-contradiction")
 
 
 def test_a_restore_approved_before_the_key_was_taken_is_refused_at_execution(agent):
     old = _create(agent)
     apply_released(old)
-    apply_released(_verb(agent, Memory.objects.get(pk=old.target_memory_id), "expire"))
-    restore = _verb(agent, Memory.objects.get(pk=old.target_memory_id), "restore")
+    apply_released(_verb(agent, Memory.objects.get(pk=old.target_id), "expire"))
+    restore = _verb(agent, Memory.objects.get(pk=old.target_id), "restore")
     newer = _create(agent, "Alice prefers daily summaries")  # the key is free: nothing active holds it
     approve(make_person("pm-1", agent.tenant), restore)
     assert apply_released(newer).outcome == "applied"
     assert apply_released(restore).outcome == Receipt.Outcome.DEDUPE_CONFLICT
-    assert Memory.objects.get(pk=old.target_memory_id).state == "expired"
+    assert Memory.objects.get(pk=old.target_id).state == "expired"
 
 
 def test_the_database_refuses_a_second_active_memory_on_a_key(agent):
@@ -144,7 +144,7 @@ def test_reviewer_sees_the_active_memory_and_the_pending_proposal_a_proposal_con
     approve(pm, first)
     assert apply_released(first).outcome == "applied"
     html = client.get(f"/review/proposals/{second.pk}/").content.decode()
-    assert "This conflicts with active memory" in html and str(first.target_memory_id) in html
+    assert "This conflicts with active memory" in html and str(first.target_id) in html
     approve(pm, second)
     assert apply_released(second).outcome == Receipt.Outcome.DEDUPE_CONFLICT
     unrelated = submit(

@@ -61,7 +61,7 @@ def test_a_forged_approval_by_a_real_pm_is_refused_by_the_executor(agent, factor
 
     assert receipt.outcome == Receipt.Outcome.UNAUTHORISED_RELEASE
     assert receipt.decision_ids == []
-    assert not Memory.objects.filter(pk=factor_under_review.target_memory_id).exists()
+    assert not Memory.objects.filter(pk=factor_under_review.target_id).exists()
     factor_under_review.refresh_from_db()
     assert factor_under_review.status == Proposal.Status.NOT_APPLIED
     call_command("verify_receipts")
@@ -85,4 +85,4 @@ def test_a_real_worker_refuses_a_release_forged_by_the_web_role(
         wait_until(lambda: Receipt.objects.filter(outbox_entry_id=entry_id).exists(), what="receipt")
     assert Receipt.objects.get(outbox_entry_id=entry_id).outcome == "unauthorised_release"
     assert OutboxEntry.objects.get(pk=entry_id).status == OutboxEntry.Status.DONE
-    assert not Memory.objects.filter(pk=factor_under_review.target_memory_id).exists()
+    assert not Memory.objects.filter(pk=factor_under_review.target_id).exists()

@@ -316,7 +316,7 @@ def test_a_revision_hashes_the_same_from_its_instance_and_from_either_database(a
     memory = user_preference(valid_from="2026-01-01T00:00:00+02:00", valid_to="2027-01-01T00:00:00.5Z")
     proposal = submit(agent.agent, create_payload(memory, [make_evidence(agent.agent)]))
     receipt = apply_released(proposal)
-    instance = Memory.objects.get(pk=proposal.target_memory_id)
+    instance = Memory.objects.get(pk=proposal.target_id)
     links = [(link.evidence_revision_id, link.content_hash) for link in instance.evidence_links.all()]
     stored = Memory.history.filter(id=instance.id).values_list(*stored_columns()).get()
     from_instance = memory_hash([getattr(instance, column) for column in MEMORY_COLUMNS], links)

@@ -127,3 +127,26 @@ def test_import_refuses_an_existing_tenant(populated, tmp_path):
     call_command("export_tenant", tenant=populated.name, output=str(path))
     with pytest.raises(CommandError, match="already exists"):
         call_command("import_tenant", input=str(path))
+
+
+def test_an_export_written_before_a_field_rename_still_imports(populated, tmp_path):
+    """Proposals exported when their target was ``target_memory_id`` load under ``target_id``."""
+    before = _snapshot(populated)
+    targets = sorted(
+        str(t) for t in Proposal.objects.filter(tenant=populated).values_list("target_id", flat=True)
+    )
+    path = tmp_path / "tenant.jsonl"
+    call_command("export_tenant", tenant=populated.name, output=str(path))
+    old = path.read_text().replace('"target_id":', '"target_memory_id":')
+    assert old.count('"target_memory_id":') >= len(targets) > 0
+    path.write_text(old)
+    call_command("flush", interactive=False, verbosity=0)
+
+    call_command("import_tenant", input=str(path))
+
+    tenant = Tenant.objects.get(name=populated.name)
+    assert _snapshot(tenant) == before
+    assert (
+        sorted(str(t) for t in Proposal.objects.filter(tenant=tenant).values_list("target_id", flat=True))
+        == targets
+    )

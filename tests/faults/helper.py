@@ -120,7 +120,7 @@ def poison(args) -> dict:
         )
         updated = OutboxEntry.objects.filter(proposal=proposal).update(action_digest=action_digest)
         assert updated == 1
-    return {"proposal_id": str(proposal.id), "memory_id": str(proposal.target_memory_id)}
+    return {"proposal_id": str(proposal.id), "memory_id": str(proposal.target_id)}
 
 
 def crash_before_nudge(args) -> dict:

@@ -138,7 +138,7 @@ def test_purge_leaves_no_content_anywhere_in_the_database(agent, api, reviewers,
     memory_fields = user_preference(subject=subject, content=content, dedupe_key=dedupe_key)
     proposal = submit(agent.agent, create_payload(memory_fields, [make_evidence(agent.agent)], context))
     apply_released(proposal)
-    memory = Memory.objects.get(pk=proposal.target_memory_id)
+    memory = Memory.objects.get(pk=proposal.target_id)
     update = submit(
         agent.agent,
         {

@@ -34,10 +34,10 @@ def test_the_dormancy_sweep_sends_a_manual_review_memory_to_a_person(agent, reme
 
     call_command("dormancy_sweep", verbosity=0)
 
-    reviewed = Proposal.objects.get(action="dormant", target_memory_id=kept.id)
+    reviewed = Proposal.objects.get(action="dormant", target_id=kept.id)
     assert (reviewed.classification, reviewed.status) == ("review_required", "pending_review")
     assert reviewed.policy_facts["escalation"] == "retires_manual_retention"
-    automatic = Proposal.objects.get(action="dormant", target_memory_id=quiet.id)
+    automatic = Proposal.objects.get(action="dormant", target_id=quiet.id)
     assert automatic.matched_rule == "auto-system-dormancy"
     kept.refresh_from_db()
     assert kept.state == "active"
@@ -51,7 +51,7 @@ def test_the_custodian_rule_set_names_the_manual_retention_rule_for_dormancy(rem
     kept = remember("keep until a person says so", retention_policy=MANUAL)
     _last_applied(kept, 100)
     call_command("dormancy_sweep", verbosity=0)
-    proposal = Proposal.objects.get(action="dormant", target_memory_id=kept.id)
+    proposal = Proposal.objects.get(action="dormant", target_id=kept.id)
     assert proposal.matched_rule == "review-manual-retention"
 
 
@@ -98,5 +98,5 @@ def test_no_rule_file_lets_the_dormancy_sweep_retire_a_manual_review_memory(reme
     kept = remember("keep until a person says so", retention_policy=MANUAL)
     _last_applied(kept, 100)
     call_command("dormancy_sweep", verbosity=0)
-    proposal = Proposal.objects.get(action="dormant", target_memory_id=kept.id)
+    proposal = Proposal.objects.get(action="dormant", target_id=kept.id)
     assert (proposal.classification, proposal.matched_rule) == ("review_required", "review-rest")

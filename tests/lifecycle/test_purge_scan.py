@@ -67,7 +67,7 @@ def _remember(agent, people, subject, statement, content, sensitivity="confident
     context = {"acting_for_subject": subject, "consent_basis": "explicit", "risk_level": "low"}
     proposal = submit(agent.agent, create_payload(memory, [make_evidence(agent.agent)], context))
     assert _decide(proposal, people).outcome == "applied"
-    return Memory.objects.get(pk=proposal.target_memory_id)
+    return Memory.objects.get(pk=proposal.target_id)
 
 
 def _erase(agent, memory, people):
@@ -207,7 +207,7 @@ def test_purging_a_compacted_source_leaves_nothing_of_it_once_its_summary_is_rew
     assert str(sources[0].id) in {m["memory_id"] for m in compaction.fields["members"]}
 
     _erase(agent, sources[0], people)
-    resummary = Proposal.objects.get(action="update", target_memory_id=compaction.target_memory_id)
+    resummary = Proposal.objects.get(action="update", target_id=compaction.target_id)
     assert apply_released(resummary).outcome == "applied"
 
     assert _found({"zq": secrets["zq"]}) == {"zq": {}}

@@ -20,7 +20,7 @@ def test_sweep_expires_past_ttl_memories_through_the_pipeline(remember):
     memory, fresh = remember("temporary note", ttl_seconds=3600), remember("fresh note", ttl_seconds=3600)
     _past_ttl(memory)
     assert propose_retention_expiries() == 1
-    proposal = Proposal.objects.get(action="expire", target_memory_id=memory.id)
+    proposal = Proposal.objects.get(action="expire", target_id=memory.id)
     assert (proposal.matched_rule, proposal.submitted_by.is_system) == ("auto-system-retention", True)
     assert apply_released(proposal).outcome == Receipt.Outcome.APPLIED
     memory.refresh_from_db()
@@ -42,7 +42,7 @@ def test_manual_review_retention_sends_expiry_to_review(remember):
     )
     _past_ttl(memory)
     propose_retention_expiries()
-    proposal = Proposal.objects.get(action="expire", target_memory_id=memory.id)
+    proposal = Proposal.objects.get(action="expire", target_id=memory.id)
     assert (proposal.classification, proposal.matched_rule) == ("review_required", "review-manual-retention")
 
 

@@ -106,7 +106,7 @@ def test_a_compaction_writes_summary_lineage_evidence_union_and_one_receipt(agen
     receipt = apply_released(proposal)
     assert receipt.outcome == "applied"
 
-    successor = Memory.objects.get(pk=proposal.target_memory_id)
+    successor = Memory.objects.get(pk=proposal.target_id)
     assert (successor.type, successor.scope, successor.subject_id, successor.state) == (
         "preference",
         "user",
@@ -155,7 +155,7 @@ def test_the_summary_is_searchable_and_sources_are_restorable(agent, api, capaci
     propose_compactions()
     proposal = _compaction()
     apply_released(proposal)
-    successor = str(proposal.target_memory_id)
+    successor = str(proposal.target_id)
     assert successor in _search(api, "zqcompactsearch")
     member = Memory.objects.get(pk=proposal.fields["members"][0]["memory_id"])
     assert str(member.id) not in _search(api, "zqcompactsearch")  # dormant: out of default recall
@@ -176,7 +176,7 @@ def test_the_fence_follows_lineage(agent, capacity, remember):
     propose_compactions()
     proposal = _compaction()
     apply_released(proposal)
-    successor = Memory.objects.with_fence().get(pk=proposal.target_memory_id)
+    successor = Memory.objects.with_fence().get(pk=proposal.target_id)
     assert not successor.fenced
     source = Memory.objects.get(pk=proposal.fields["members"][1]["memory_id"])
     revision = EvidenceRevision.objects.get(memory_links__memory=source, memory_links__memory_revision=1)
@@ -212,7 +212,7 @@ def test_a_member_that_moved_makes_the_whole_compaction_a_zero_write(agent, capa
     receipt = apply_released(proposal)
     assert receipt.outcome == "stale"
     assert "members changed" in receipt.reason and str(moved.id) in receipt.reason
-    assert not Memory.objects.filter(pk=proposal.target_memory_id).exists()
+    assert not Memory.objects.filter(pk=proposal.target_id).exists()
     assert Memory.objects.count() == memories_before
     assert not MemoryLineage.objects.exists()
     other.refresh_from_db()
@@ -227,7 +227,7 @@ def test_purging_a_source_removes_its_lineage_and_re_proposes_the_summary(agent,
     propose_compactions()
     proposal = _compaction()
     apply_released(proposal)
-    successor = Memory.objects.get(pk=proposal.target_memory_id)
+    successor = Memory.objects.get(pk=proposal.target_id)
     gone = Memory.objects.get(pk=proposal.fields["members"][0]["memory_id"])
     kept = Memory.objects.get(pk=proposal.fields["members"][1]["memory_id"])
     gone_line = gone.statement.splitlines()[0]
@@ -248,7 +248,7 @@ def test_purging_a_source_removes_its_lineage_and_re_proposes_the_summary(agent,
     assert list(MemoryLineage.objects.filter(successor=successor).values_list("source_id", flat=True)) == [
         kept.id
     ]
-    resummary = Proposal.objects.get(action="update", target_memory_id=successor.id)
+    resummary = Proposal.objects.get(action="update", target_id=successor.id)
     assert receipt.effects["resummarised"] == [
         {"memory_id": str(successor.id), "proposal_id": str(resummary.id)}
     ]
@@ -363,8 +363,8 @@ class ShoutingSummariser:
 def test_uuid_of_successor_is_new(capacity, remember):
     memories = _four(remember)
     propose_compactions()
-    assert _compaction().target_memory_id not in {m.id for m in memories}
-    assert isinstance(_compaction().target_memory_id, uuid.UUID)
+    assert _compaction().target_id not in {m.id for m in memories}
+    assert isinstance(_compaction().target_id, uuid.UUID)
 
 
 def test_admin_pages_show_a_compaction(client, agent, capacity, remember):
@@ -378,8 +378,8 @@ def test_admin_pages_show_a_compaction(client, agent, capacity, remember):
     receipt = apply_released(proposal)
     _staff_client(client, "auditor", agent.tenant)
     page = client.get(reverse("admin:executor_receipt_change", args=[receipt.pk]))
-    assert page.status_code == 200 and str(proposal.target_memory_id) in page.content.decode()
-    assert "zqadmincompact" in _timeline(client, proposal.target_memory_id)
+    assert page.status_code == 200 and str(proposal.target_id) in page.content.decode()
+    assert "zqadmincompact" in _timeline(client, proposal.target_id)
     # A member's timeline shows the compaction that made it dormant, with its own revisions.
     member = _timeline(client, proposal.fields["members"][0]["memory_id"])
     assert f"#{receipt.seq}</a>" in member and "<strong>compact</strong>" in member
@@ -409,7 +409,7 @@ def test_a_summary_is_as_sensitive_as_its_most_sensitive_member(agent, capacity,
     assert str(secret.id) in {m["memory_id"] for m in proposal.fields["members"]}
     assert proposal.fields["memory"]["sensitivity"] == "confidential"
     assert apply_released(proposal).outcome == "applied"
-    assert Memory.objects.get(pk=proposal.target_memory_id).sensitivity == "confidential"
+    assert Memory.objects.get(pk=proposal.target_id).sensitivity == "confidential"
 
 
 def test_the_audit_catches_a_member_revision_changed_behind_the_receipt(agent, capacity, remember):
@@ -448,7 +448,7 @@ def test_purging_the_summary_keeps_its_sources_and_their_accounting(agent, clien
     propose_compactions()
     proposal = _compaction()
     apply_released(proposal)
-    successor = Memory.objects.get(pk=proposal.target_memory_id)
+    successor = Memory.objects.get(pk=proposal.target_id)
     people = [make_person(f"p{n}", agent.tenant) for n in range(2)]
     for verb in ("delete", "purge"):
         successor.refresh_from_db()
@@ -508,9 +508,9 @@ def test_when_every_source_is_purged_the_summary_is_proposed_for_expiry(agent, c
     _erase(agent, first, people)
     assert apply_released(Proposal.objects.get(action="update")).outcome == "applied"
     receipt = _erase(agent, second, people)
-    expiry = Proposal.objects.get(action="expire", target_memory_id=proposal.target_memory_id)
+    expiry = Proposal.objects.get(action="expire", target_id=proposal.target_id)
     assert receipt.effects["resummarised"] == [
-        {"memory_id": str(proposal.target_memory_id), "proposal_id": str(expiry.id)}
+        {"memory_id": str(proposal.target_id), "proposal_id": str(expiry.id)}
     ]
     assert expiry.submitted_by.is_system and "no source remains" in expiry.fields["reason"]
     assert expiry.status == Proposal.Status.PENDING_REVIEW  # a person decides whether the summary goes

@@ -37,9 +37,9 @@ def test_the_executor_role_compacts_and_re_proposes_after_a_purge(agent, capacit
         with connected_as("custodian_executor"):
             _drain()  # the purge writes the re-summary proposal in its own transaction
     assert not Memory.objects.filter(pk=gone.pk).exists()
-    assert MemoryLineage.objects.filter(successor_id=proposal.target_memory_id).count() == 1
+    assert MemoryLineage.objects.filter(successor_id=proposal.target_id).count() == 1
     with connected_as("custodian_executor"):
         _drain()
-    resummary = Proposal.objects.get(action="update", target_memory_id=proposal.target_memory_id)
+    resummary = Proposal.objects.get(action="update", target_id=proposal.target_id)
     assert resummary.status == "applied"
     assert memory_problems(agent.tenant.id) == []

@@ -75,7 +75,7 @@ def test_sweep_makes_a_memory_dormant_and_restore_brings_it_back_over_http(agent
     memory, kept = remember(f"{marker} weekly"), remember(f"{marker} daily")
     _last_applied(memory, 100)
     assert propose_dormancy() == 1
-    proposal = Proposal.objects.get(action="dormant", target_memory_id=memory.id)
+    proposal = Proposal.objects.get(action="dormant", target_id=memory.id)
     assert (proposal.matched_rule, proposal.submitted_by.is_system) == ("auto-system-dormancy", True)
     assert proposal.submitted_by.tenant_id == memory.tenant_id
     receipt = apply_released(proposal)
@@ -186,5 +186,5 @@ def test_memories_that_stay_above_the_threshold_never_starve_the_ones_behind_the
         _read(memory, 40, reads=50)  # strong before the window, so never below the threshold
     assert propose_dormancy(scan=2) == 0  # read the two busy ones, stopped after them
     assert propose_dormancy(scan=2) == 1  # resumed behind them
-    assert Proposal.objects.get(action="dormant").target_memory_id == quiet.id
+    assert Proposal.objects.get(action="dormant").target_id == quiet.id
     assert propose_dormancy(scan=2) == 0  # wrapped around: the busy ones again, nothing new

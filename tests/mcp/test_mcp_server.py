@@ -147,7 +147,7 @@ def test_an_mcp_session_over_stdio_goes_through_governance(live_server, agent, e
                 stdio_client(params, errlog=errlog) as (read, write),
                 ClientSession(read, write) as session,
             ):
-                return await _session_flow(session, str(theirs.target_memory_id))
+                return await _session_flow(session, str(theirs.target_id))
 
     outcome = anyio.run(run)
     assert Memory.objects.get(pk=outcome["memory_id"]).state == "expired"

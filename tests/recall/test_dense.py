@@ -60,7 +60,7 @@ def test_the_executor_embeds_each_applied_revision_and_a_submission_embeds_nothi
     assert apply_released(proposal).outcome == "applied"
     stored = MemoryVector.objects.get()
     assert (stored.memory_id, stored.memory_revision, stored.embedder) == (
-        proposal.target_memory_id,
+        proposal.target_id,
         1,
         HASHING,
     )

@@ -60,7 +60,7 @@ def test_released_proposal_applies_with_its_decisions_on_the_receipt(pm, factor_
     receipt = apply_released(factor_proposal)
     assert receipt.outcome == Receipt.Outcome.APPLIED
     assert receipt.decision_ids == [str(decision.id)]
-    assert Memory.objects.get(pk=factor_proposal.target_memory_id).content["factor"] == "momentum_12_1"
+    assert Memory.objects.get(pk=factor_proposal.target_id).content["factor"] == "momentum_12_1"
 
 
 def test_two_approvals_must_come_from_distinct_people(pm, pm2, restricted_proposal):
