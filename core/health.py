@@ -27,7 +27,8 @@ class ReadyzApi(APIView):
             return JsonResponse({"status": "unavailable"}, status=503)
         return JsonResponse({"status": "ready"})
 
-    def handle_exception(self, exc: Exception) -> Response | JsonResponse:  # type: ignore[override]  # the 429 is a plain JsonResponse, not DRF's Response
+    # The 429 is a plain JsonResponse, not DRF's Response.
+    def handle_exception(self, exc: Exception) -> Response | JsonResponse:  # type: ignore[override]
         """A throttled poll answers in MGP's error envelope, as its compliance runner reads it."""
         if not isinstance(exc, exceptions.Throttled):
             return super().handle_exception(exc)

@@ -57,7 +57,8 @@ class MemoryAdmin(TenantReadOnlyHistoryAdmin):
     readonly_fields = ["content_as_read"]
 
     def get_queryset(self, request: HttpRequest) -> MemoryQuerySet:
-        return cast(MemoryQuerySet, super().get_queryset(request)).with_fence()  # Memory.objects' queryset
+        # Memory.objects' queryset, which the tenant lines type only as a QuerySet.
+        return cast(MemoryQuerySet, super().get_queryset(request)).with_fence()
 
     @admin.display(description="content")
     def content_as_read(self, memory):

@@ -7,6 +7,7 @@ Everything else is answered exactly as a missing row. Superusers see all.
 """
 
 from typing import Any
+from uuid import UUID
 
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
@@ -29,14 +30,14 @@ VIEW, OPERATE = "view", "operate"
 _SELECTORS = {VIEW: viewable_tenants, OPERATE: decidable_tenants}
 
 
-def tenant_ids(request: HttpRequest, level: str = VIEW) -> frozenset[Any] | None:
+def tenant_ids(request: HttpRequest, level: str = VIEW) -> frozenset[UUID] | None:
     """Return the ids of the tenants this person may view (or operate) in; None for a superuser.
 
     Asked once per request and level: every page asks several times.
     """
     if request.user.is_superuser:
         return None
-    cache: dict[str, frozenset[Any]] = request.__dict__.setdefault("_custodian_tenant_ids", {})
+    cache: dict[str, frozenset[UUID]] = request.__dict__.setdefault("_custodian_tenant_ids", {})
     if level not in cache:
         cache[level] = frozenset(_SELECTORS[level](request.user).values_list("pk", flat=True))
     return cache[level]

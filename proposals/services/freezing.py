@@ -140,7 +140,7 @@ def _check_evidence(reads: PolicyReads, bindings: list[dict[str, Any]]) -> tuple
     return worst, list(found.values())
 
 
-def _dedupe_fact(tenant_id: UUID, result: dict[str, Any], memory_id: UUID | None) -> str:
+def _dedupe_fact(tenant_id: UUID, result: dict[str, Any], memory_id: UUID) -> str:
     if not result.get("dedupe_key"):
         return "none"
     others = list(
