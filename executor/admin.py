@@ -2,20 +2,30 @@
 
 import json
 import shlex
+from collections.abc import Callable
 from typing import Any
+from uuid import UUID
 
 from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.utils import unquote
 from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
-from django.db.models import OuterRef, Subquery
-from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.db.models import OuterRef, QuerySet, Subquery
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    JsonResponse,
+    StreamingHttpResponse,
+)
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.decorators import method_decorator
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_POST, require_safe
 
 from core.admin import CappedCountPaginator
@@ -34,7 +44,7 @@ from tenancy.admin import OPERATE, VIEW, TenantReadOnlyAdmin
 class ReceiptChangeList(ChangeList):
     """Each page's receipts carry their summary and decisions, fetched for the page at once."""
 
-    def get_results(self, request):
+    def get_results(self, request: HttpRequest) -> None:
         super().get_results(request)
         self.result_list = attach_page(self.result_list)
 
@@ -71,13 +81,13 @@ class ReceiptAdmin(TenantReadOnlyAdmin):
     # executor.story); the form behind it needs no columns.
     fields = ["seq"]
 
-    def get_changelist(self, request, **kwargs):
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return ReceiptChangeList
 
-    def get_urls(self):
+    def get_urls(self) -> list[URLPattern]:
         name = f"{self.opts.app_label}_{self.opts.model_name}"
 
-        def view(function):
+        def view(function: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
             return self.admin_site.admin_view(require_safe(function))
 
         return [
@@ -87,7 +97,7 @@ class ReceiptAdmin(TenantReadOnlyAdmin):
             *super().get_urls(),
         ]
 
-    def timeline_view(self, request, memory_id):
+    def timeline_view(self, request: HttpRequest, memory_id: UUID) -> TemplateResponse:
         """Every revision of one memory with its receipt, decisions and evidence (read-only)."""
         if not self.has_view_permission(request):
             raise PermissionDenied
@@ -102,7 +112,7 @@ class ReceiptAdmin(TenantReadOnlyAdmin):
         }
         return TemplateResponse(request, "admin/executor/receipt/timeline.html", context)
 
-    def export_view(self, request, fmt):
+    def export_view(self, request: HttpRequest, fmt: str) -> HttpResponseBase:
         """Stream the receipts the list shows (same filters, same tenant lines) as CSV or JSON Lines."""
         if not self.has_view_permission(request):
             raise PermissionDenied
@@ -125,24 +135,30 @@ class ReceiptAdmin(TenantReadOnlyAdmin):
         response["Content-Disposition"] = f'attachment; filename="receipts-{stamp}.{fmt}"'
         return response
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
         """Tell the receipt's whole story on one page; a receipt the viewer cannot see answers as missing."""
         receipt = self.get_object(request, unquote(object_id))
         if receipt is not None and self.has_view_permission(request, receipt):
             extra_context = {**(extra_context or {}), "story": receipt_story(receipt)}
         return super().change_view(request, object_id, form_url, extra_context)
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Receipt]:
         return super().get_queryset(request).select_related("tenant", "proposal__submitted_by")
 
     @admin.display(description="when", ordering="created_at")
-    def when(self, receipt):
+    def when(self, receipt: Receipt) -> SafeString:
         return format_html(
             '{}<br><span class="quiet">#{}</span>', receipt.created_at.strftime("%Y-%m-%d %H:%M"), receipt.seq
         )
 
     @admin.display(description="change")
-    def change(self, receipt):
+    def change(self, receipt: Receipt) -> SafeString:
         proposal = receipt.proposal
         kind = choice_label("type", proposal.memory_type).lower() if proposal.memory_type else "memory"
         summary = receipt.summary
@@ -163,11 +179,11 @@ class ReceiptAdmin(TenantReadOnlyAdmin):
         )
 
     @admin.display(description="proposed by")
-    def proposed_by(self, receipt):
+    def proposed_by(self, receipt: Receipt) -> str:
         return receipt.proposal.submitted_by.name
 
     @admin.display(description="decided by")
-    def decided_by(self, receipt):
+    def decided_by(self, receipt: Receipt) -> str:
         """People who decided, each with their decision and reason on hover."""
         if not receipt.decisions:
             return "—"
@@ -178,7 +194,7 @@ class ReceiptAdmin(TenantReadOnlyAdmin):
         )
 
     @admin.display(description="evidence")
-    def evidence_cited(self, receipt):
+    def evidence_cited(self, receipt: Receipt) -> int:
         return len(receipt.evidence)
 
 
@@ -194,7 +210,7 @@ class OutboxEntryAdmin(TenantReadOnlyAdmin):
         description="Requeue dead-lettered entries (the executor writes their receipts)",
         permissions=["requeue"],
     )
-    def requeue(self, request, queryset):
+    def requeue(self, request: HttpRequest, queryset: QuerySet[OutboxEntry]) -> None:
         if self.refuse_foreign_rows(request, queryset, OPERATE):
             return
         requeued = 0
@@ -203,7 +219,7 @@ class OutboxEntryAdmin(TenantReadOnlyAdmin):
             requeued += 1
         self.message_user(request, f"Requeued {requeued} dead entries.", messages.SUCCESS)
 
-    def has_requeue_permission(self, request):
+    def has_requeue_permission(self, request: HttpRequest) -> bool:
         """Operators requeue: the model's change permission and deciding rights in some tenant.
 
         Auditors only audit, so they never requeue; each selected row's tenant is checked too.
@@ -224,16 +240,13 @@ class ReceiptChainAdmin(TenantReadOnlyAdmin):
     list_select_related = ["tenant"]
     actions = ["verify"]
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ReceiptChain]:
         latest = ChainVerification.objects.filter(tenant=OuterRef("tenant")).order_by("-requested_at")
         columns = ["status", "requested_at", "finished_at", "head_seq", "problems", "receipts", "total"]
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(**{f"verification_{c}": Subquery(latest.values(c)[:1]) for c in columns})
-        )
+        chains: QuerySet[ReceiptChain] = super().get_queryset(request)
+        return chains.annotate(**{f"verification_{c}": Subquery(latest.values(c)[:1]) for c in columns})
 
-    def get_urls(self):
+    def get_urls(self) -> list[URLPattern]:
         name = f"{self.opts.app_label}_{self.opts.model_name}"
         view = self.admin_site.admin_view
         return [
@@ -242,20 +255,20 @@ class ReceiptChainAdmin(TenantReadOnlyAdmin):
             *super().get_urls(),
         ]
 
-    def _visible_chain(self, request, tenant_id) -> ReceiptChain:
+    def _visible_chain(self, request: HttpRequest, tenant_id: UUID) -> ReceiptChain:
         chain = self.get_queryset(request).filter(pk=tenant_id).first()
         if chain is None or not self.has_view_permission(request, chain):
             raise Http404("No chain of this tenant among those you may see")
         return chain
 
     @method_decorator(require_GET)
-    def verification_view(self, request, tenant_id):
+    def verification_view(self, request: HttpRequest, tenant_id: UUID) -> HttpResponse:
         """The chain's "last verification" cell, which the panel polls while a verification runs."""
         chain = self._visible_chain(request, tenant_id)
         return HttpResponse(verification_cell(chain.tenant_id, _latest_verification(chain)))
 
     @method_decorator(require_POST)
-    def verify_view(self, request, tenant_id):
+    def verify_view(self, request: HttpRequest, tenant_id: UUID) -> HttpResponse:
         """Queue a verification (a Celery task runs it, never this request); answer with the polling cell."""
         chain = self._visible_chain(request, tenant_id)
         verification = request_chain_verification(
@@ -264,23 +277,23 @@ class ReceiptChainAdmin(TenantReadOnlyAdmin):
         return HttpResponse(verification_cell(chain.tenant_id, verification))
 
     @admin.display(description="head", ordering="seq")
-    def head(self, chain):
+    def head(self, chain: ReceiptChain) -> SafeString:
         return format_html(
             '#{} <code title="{}">{}…</code>', chain.seq, chain.head_hash, chain.head_hash[:12]
         )
 
     @admin.display(description="last verification")
-    def last_verification(self, chain):
+    def last_verification(self, chain: ReceiptChain) -> SafeString:
         return verification_cell(chain.tenant_id, _latest_verification(chain))
 
     @admin.display(description="last signed checkpoint")
-    def last_checkpoint(self, chain):
+    def last_checkpoint(self, chain: ReceiptChain) -> str:
         if chain.checkpoint_signed_at is None:
             return "none recorded (manage.py checkpoint_receipts --output FILE)"
         return f"#{chain.checkpoint_seq} signed {chain.checkpoint_signed_at:%Y-%m-%d %H:%M:%S} UTC"
 
     @admin.display(description="from a shell")
-    def command_line(self, chain):
+    def command_line(self, chain: ReceiptChain) -> SafeString:
         return format_html(
             "<code>manage.py verify_receipts --tenant {}</code>", shlex.quote(chain.tenant.name)
         )
@@ -288,7 +301,7 @@ class ReceiptChainAdmin(TenantReadOnlyAdmin):
     @admin.action(
         description="Verify now (runs in the background; the panel shows its progress)", permissions=["view"]
     )
-    def verify(self, request, queryset):
+    def verify(self, request: HttpRequest, queryset: QuerySet[ReceiptChain]) -> None:
         if self.refuse_foreign_rows(request, queryset, VIEW):
             return
         for chain in queryset.select_related("tenant"):

@@ -30,7 +30,7 @@ from tenancy.authentication import request_agent
 _NOT_SHOWN = frozenset({"tenant_id", "before_memory_hash", "after_memory_hash", "effects"})
 
 
-class ReceiptOutput(serializers.ModelSerializer):
+class ReceiptOutput(serializers.ModelSerializer[Receipt]):
     """A receipt; its evidence only in a raw view of its memory (none attached: not shown)."""
 
     proposal_id = serializers.UUIDField()
@@ -63,7 +63,7 @@ def attach_receipt_views(receipts: Iterable[Receipt], context: dict[str, Any]) -
     return listed
 
 
-class ReceiptListApi(ListAPIView):
+class ReceiptListApi(ListAPIView[Receipt]):
     """The tenant's receipts, newest first; ?proposal=, ?memory= and ?dreaming_run= narrow them."""
 
     queryset = Receipt.objects.none()  # names the model for the schema; get_queryset scopes it

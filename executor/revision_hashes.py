@@ -11,15 +11,20 @@ validity window in history. ``executor.audit`` recomputes both from the rows.
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import BigIntegerField, Func, TextField
 from django.db.models.functions import Cast
+from django.db.models.sql.compiler import SQLCompiler
 
 from core.canonical import digest
 from core.history import history_model
 from executor.models import Receipt, uuid_text
 from memory_core.models import Memory, MemoryEvidence
+
+if TYPE_CHECKING:
+    from django.db.models.sql.compiler import _AsSqlType  # the stubs' (sql, params) pair
 
 # Every stored column of a revision but the search vector (derived) and history's bookkeeping.
 MEMORY_COLUMNS = ("id", "tenant_id", "revision", "created_at", "updated_at", *Memory.SNAPSHOT_COLUMNS)
@@ -38,14 +43,16 @@ class _Microseconds(Func):
 
     output_field = BigIntegerField()
 
-    def as_postgresql(self, compiler, connection, **extra):
+    def as_postgresql(
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra: Any
+    ) -> "_AsSqlType":
         template = (
             "(EXTRACT(EPOCH FROM date_trunc('second', %(expressions)s))::bigint * 1000000"
             " + MOD(EXTRACT(MICROSECONDS FROM %(expressions)s)::bigint, 1000000))"
         )
         return self.as_sql(compiler, connection, template=template, **extra)
 
-    def as_sqlite(self, compiler, connection, **extra):
+    def as_sqlite(self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra: Any) -> "_AsSqlType":
         # Django stores UTC as 'YYYY-MM-DD HH:MM:SS[.ffffff]'; CAST('' AS INTEGER) is 0.
         template = (
             "(CAST(ROUND((julianday(substr(%(expressions)s, 1, 19)) - 2440587.5) * 86400) AS INTEGER)"
@@ -54,7 +61,7 @@ class _Microseconds(Func):
         return self.as_sql(compiler, connection, template=template, **extra)
 
 
-def stored_columns() -> list:
+def stored_columns() -> list[str | Func]:
     """Return what ``values_list`` reads for :func:`memory_hash`: ids as text, times as microseconds."""
     return [
         Cast(column, TextField())
@@ -84,7 +91,7 @@ def memory_hash(row: Sequence[Any], links: Iterable[tuple[Any, str]]) -> str:
     return digest(values)
 
 
-def snapshot_of_stored(row: Sequence[Any]) -> dict:
+def snapshot_of_stored(row: Sequence[Any]) -> dict[str, Any]:
     """Return ``Memory.snapshot()`` of a revision read with :func:`stored_columns`."""
     values = dict(zip(MEMORY_COLUMNS, row, strict=True))
     for column in _DATETIMES:

@@ -4,9 +4,10 @@ import os
 import socket
 from typing import Any
 
-from celery import Task, shared_task
+from celery import Task
 from django.conf import settings
 
+from core.tasks import shared_task
 from executor.services import (
     VERIFY_CHAIN_TASK,
     apply_entries,

@@ -1,9 +1,11 @@
 import json
+from typing import cast
 
 from django.contrib import admin
+from django.http import HttpRequest
 from django.utils.html import format_html
 
-from memory_core.models import Memory, MemoryEvidence, RecallFeedback
+from memory_core.models import Memory, MemoryEvidence, MemoryQuerySet, RecallFeedback
 from memory_core.people import CONTENT_FIELDS, current_memory, person_rule, readable_content
 from tenancy.admin import TenantReadOnlyAdmin, TenantReadOnlyHistoryAdmin
 
@@ -54,8 +56,9 @@ class MemoryAdmin(TenantReadOnlyHistoryAdmin):
     exclude = CONTENT_FIELDS
     readonly_fields = ["content_as_read"]
 
-    def get_queryset(self, request):
-        return super().get_queryset(request).with_fence()
+    def get_queryset(self, request: HttpRequest) -> MemoryQuerySet:
+        # Memory.objects' queryset, which the tenant lines type only as a QuerySet.
+        return cast(MemoryQuerySet, super().get_queryset(request)).with_fence()
 
     @admin.display(description="content")
     def content_as_read(self, memory):

@@ -6,12 +6,18 @@ tenants where they decide (``decide_proposal``): an auditor never operates.
 Everything else is answered exactly as a missing row. Superusers see all.
 """
 
+from typing import Any
+from uuid import UUID
+
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.admin.utils import get_fields_from_path
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group, User
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Field, ForeignKey, Model, QuerySet
+from django.forms import ModelChoiceField
+from django.http import HttpRequest
 from guardian.admin import GuardedModelAdmin
 from simple_history.admin import SimpleHistoryAdmin
 
@@ -24,14 +30,14 @@ VIEW, OPERATE = "view", "operate"
 _SELECTORS = {VIEW: viewable_tenants, OPERATE: decidable_tenants}
 
 
-def tenant_ids(request, level: str = VIEW) -> frozenset | None:
+def tenant_ids(request: HttpRequest, level: str = VIEW) -> frozenset[UUID] | None:
     """Return the ids of the tenants this person may view (or operate) in; None for a superuser.
 
     Asked once per request and level: every page asks several times.
     """
     if request.user.is_superuser:
         return None
-    cache = request.__dict__.setdefault("_custodian_tenant_ids", {})
+    cache: dict[str, frozenset[UUID]] = request.__dict__.setdefault("_custodian_tenant_ids", {})
     if level not in cache:
         cache[level] = frozenset(_SELECTORS[level](request.user).values_list("pk", flat=True))
     return cache[level]
@@ -40,7 +46,10 @@ def tenant_ids(request, level: str = VIEW) -> frozenset | None:
 class TenantListFilter(admin.RelatedFieldListFilter):
     """A tenant filter offering only the tenants the viewer may see (one query on the tenant table)."""
 
-    def field_choices(self, field, request, model_admin):
+    # The choices are tenant pks (UUIDs), as Django's own are; the stubs say str.
+    def field_choices(  # type: ignore[override]
+        self, field: "Field[Any, Any]", request: HttpRequest, model_admin: "admin.ModelAdmin[Any]"
+    ) -> list[tuple[Any, str]]:
         tenants = Tenant.objects.order_by("name")
         ids = tenant_ids(request)
         if ids is not None:
@@ -57,12 +66,12 @@ class TenantScopedMixin(ForgedSelectionMixin):
 
     tenant_lookup = "tenant"
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         queryset = super().get_queryset(request)
         ids = tenant_ids(request)
         return queryset if ids is None else queryset.filter(**{f"{self.tenant_lookup}__in": ids})
 
-    def get_list_filter(self, request):
+    def get_list_filter(self, request: HttpRequest) -> list[Any]:
         """Tenant filters list only the viewer's tenants; other relations only values of visible rows."""
         filters = []
         for item in super().get_list_filter(request):
@@ -75,29 +84,33 @@ class TenantScopedMixin(ForgedSelectionMixin):
             filters.append(item)
         return filters
 
-    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+    def formfield_for_foreignkey(
+        self, db_field: "ForeignKey[Any, Any]", request: HttpRequest, **kwargs: Any
+    ) -> "ModelChoiceField[Any] | None":
         if db_field.related_model is Tenant and tenant_ids(request, OPERATE) is not None:
             kwargs["queryset"] = Tenant.objects.filter(pk__in=tenant_ids(request, OPERATE))
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
-    def has_view_permission(self, request, obj=None):
+    def has_view_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return super().has_view_permission(request, obj) and self._within(request, obj, VIEW)
 
-    def has_add_permission(self, request, *args):
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return super().has_add_permission(request, *args) and self._within(request, None, OPERATE)
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return super().has_change_permission(request, obj) and self._within(request, obj, OPERATE)
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return super().has_delete_permission(request, obj) and self._within(request, obj, OPERATE)
 
-    def delete_queryset(self, request, queryset):
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
         if not self.rows_within(request, queryset, OPERATE):
             raise PermissionDenied
         super().delete_queryset(request, queryset)
 
-    def refuse_foreign_rows(self, request, queryset, level: str = OPERATE) -> bool:
+    def refuse_foreign_rows(
+        self, request: HttpRequest, queryset: QuerySet[Any], level: str = OPERATE
+    ) -> bool:
         """Tell the viewer and return True unless every selected row is one they may ``level``."""
         if self.rows_within(request, queryset, level):
             return False
@@ -106,7 +119,7 @@ class TenantScopedMixin(ForgedSelectionMixin):
         )
         return True
 
-    def rows_within(self, request, queryset, level: str) -> bool:
+    def rows_within(self, request: HttpRequest, queryset: QuerySet[Any], level: str) -> bool:
         """True if every selected row exists, is visible and lies in a tenant the viewer may ``level``.
 
         The action's queryset holds only visible rows, so a selected id missing
@@ -123,7 +136,7 @@ class TenantScopedMixin(ForgedSelectionMixin):
         except (ValidationError, ValueError):  # a forged id in the selection
             return False
 
-    def _within(self, request, obj, level: str) -> bool:
+    def _within(self, request: HttpRequest, obj: Model | None, level: str) -> bool:
         ids = tenant_ids(request, level)
         if ids is None:
             return True
@@ -131,7 +144,7 @@ class TenantScopedMixin(ForgedSelectionMixin):
             return bool(ids)
         return self.tenant_id_of(obj) in ids
 
-    def tenant_id_of(self, obj):
+    def tenant_id_of(self, obj: Model) -> Any:
         *path, last = self.tenant_lookup.split("__")
         for step in path:
             obj = getattr(obj, step)

@@ -111,7 +111,7 @@ def prepare_compact(freezing: Freezing) -> Prepared:
     return Prepared("new", successor)
 
 
-def _member_problem(memory: Memory, group: dict) -> str | None:
+def _member_problem(memory: Memory, group: dict[str, Any]) -> str | None:
     """Why this memory cannot be a member of this group's compaction (None: it can)."""
     if not memory.is_active:
         return f"member is {memory.state}"

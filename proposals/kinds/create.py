@@ -1,6 +1,7 @@
 """``create``: a new memory, its fields frozen with the defaults and checked against its registered type."""
 
 import uuid
+from typing import Any
 
 from memory_core.content import validate_content, validate_retention
 from memory_core.models import Memory
@@ -20,7 +21,7 @@ def prepare_create(freezing: Freezing) -> Prepared:
 
 def freeze_new_memory(
     proposal: Proposal, memory: MemoryFields, registration: ActiveRegistration
-) -> tuple[str, dict]:
+) -> tuple[str, dict[str, Any]]:
     """Freeze the new memory's fields on ``proposal``; return the target fact and those fields.
 
     A memory given a ttl or an expiry but no retention policy is time-bound.

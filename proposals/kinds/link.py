@@ -74,7 +74,7 @@ def prepare_link(freezing: Freezing) -> Prepared:
     return Prepared(("current" if memory.is_active else "inactive"), memory.snapshot(), memory)
 
 
-def _memory_end(memory: Memory, link: dict) -> dict[str, Any]:
+def _memory_end(memory: Memory, link: dict[str, Any]) -> dict[str, Any]:
     """Refuse another memory as the other end unless it is active, at its revision, in the same scope."""
     other = Memory.objects.filter(tenant_id=memory.tenant_id, pk=link["to_memory_id"]).first()
     if other is None or other.pk == memory.pk or not other.is_active:
@@ -85,7 +85,7 @@ def _memory_end(memory: Memory, link: dict) -> dict[str, Any]:
     return ends_evidence(memory, other)
 
 
-def _entity_end(memory: Memory, link: dict) -> dict[str, Any]:
+def _entity_end(memory: Memory, link: dict[str, Any]) -> dict[str, Any]:
     """Refuse an entity as the other end unless the relation allows one and it is canonical."""
     if link["relation"] not in MemoryLink.ENTITY_RELATIONS:
         raise LinkRelationNotAllowed(relation=link["relation"], end="entity")
@@ -153,7 +153,7 @@ def link_refusal(
     return None
 
 
-def _entity_end_refusal(fields: dict, source: Memory) -> str | None:
+def _entity_end_refusal(fields: dict[str, Any], source: Memory) -> str | None:
     # Locked, so a merge cannot land between this check and the write.
     entity = (
         Entity.objects.select_for_update()

@@ -2,18 +2,19 @@
 
 from datetime import datetime, timedelta
 from typing import Any
+from uuid import UUID
 
 from django.utils import timezone
 
 from core.canonical import digest
-from evidence.models import EvidenceRevision
+from evidence.models import EvidenceBinding, EvidenceRevision
 from evidence.selectors import BINDING_STATUSES
 from memory_core.models import Memory
 from memory_core.selectors import active_memories_with_dedupe_key
 from proposals.errors import DreamingRunForeign
 from proposals.kinds import KINDS, Freezing, KindSpec, Prepared
 from proposals.models import Proposal
-from proposals.payloads import EvidenceBinding, ProposalPayload
+from proposals.payloads import ProposalPayload
 from proposals.policy import Verdict, active_rule_set, classify
 from proposals.policy.transition import escalation, strictest_sensitivity
 from proposals.selectors import PolicyReads
@@ -22,7 +23,7 @@ from registrations.selectors import active_registration
 from tenancy.models import Agent
 from tenancy.services import bind_policy_context
 
-STATUS_FOR_VERDICT = {
+STATUS_FOR_VERDICT: dict[str, Proposal.Status] = {  # looked up by the verdict's plain str
     Proposal.Classification.AUTO_APPLY: Proposal.Status.RELEASED,
     Proposal.Classification.POLICY_GATED: Proposal.Status.RELEASED,
     Proposal.Classification.REVIEW_REQUIRED: Proposal.Status.PENDING_REVIEW,
@@ -35,10 +36,10 @@ def freeze_and_classify(
     agent: Agent,
     payload: ProposalPayload,
     *,
-    reviewed_path: tuple | None = None,
+    reviewed_path: tuple[str, int, datetime | None] | None = None,
     registration: ActiveRegistration | None = None,
     reads: PolicyReads | None = None,
-):
+) -> tuple[Verdict, list[EvidenceRevision]]:
     """Bind evidence, freeze the action, classify it; set every derived field on ``proposal``.
 
     ``reviewed_path`` (classification, approvals, deadline) is the path of the
@@ -129,7 +130,7 @@ def _binding_json(binding: EvidenceBinding) -> dict[str, Any]:
     }
 
 
-def _check_evidence(reads: PolicyReads, bindings: list[dict]) -> tuple[str, list[EvidenceRevision]]:
+def _check_evidence(reads: PolicyReads, bindings: list[dict[str, Any]]) -> tuple[str, list[EvidenceRevision]]:
     """Return the worst binding status and the revisions that were found."""
     if not bindings:
         return "none", []
@@ -139,7 +140,7 @@ def _check_evidence(reads: PolicyReads, bindings: list[dict]) -> tuple[str, list
     return worst, list(found.values())
 
 
-def _dedupe_fact(tenant_id, result: dict, memory_id) -> str:
+def _dedupe_fact(tenant_id: UUID, result: dict[str, Any], memory_id: UUID) -> str:
     if not result.get("dedupe_key"):
         return "none"
     others = list(
@@ -171,17 +172,17 @@ def _ttl_fact(memory: Memory | None) -> str:
     return "elapsed" if memory.expires_at <= timezone.now() else "running"
 
 
-def _owner_explicit(context: dict, result: dict) -> bool:
+def _owner_explicit(context: dict[str, Any], result: dict[str, Any]) -> bool:
     return context.get("consent_basis") == "explicit" and _own_subject(context, result)
 
 
-def _own_subject(context: dict, result: dict) -> bool:
+def _own_subject(context: dict[str, Any], result: dict[str, Any]) -> bool:
     """The agent acts (under a checked grant) for the memory's own subject, consent or not."""
     subject = context.get("acting_for_subject") or {}
     return bool(result) and subject == result.get("subject")
 
 
-def _apply_verdict(proposal: Proposal, verdict: Verdict, facts: dict) -> None:
+def _apply_verdict(proposal: Proposal, verdict: Verdict, facts: dict[str, Any]) -> None:
     rule = verdict.rule
     proposal.classification = verdict.classification
     proposal.matched_rule = rule.id

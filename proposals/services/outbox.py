@@ -31,6 +31,7 @@ import logging
 from datetime import datetime
 from functools import partial
 from typing import Any
+from uuid import UUID
 
 from celery import current_app
 from django.conf import settings
@@ -74,7 +75,7 @@ def enqueue(
     return entry
 
 
-def nudge(entry_id) -> None:
+def nudge(entry_id: UUID) -> None:
     """Ask a worker to apply the entry once the response is sent; if the broker is down the sweep sends it.
 
     Called at commit; inside a request the publish waits until the caller has its answer
@@ -110,7 +111,7 @@ def clear_nudge() -> None:
         logger.warning("could not clear the executor nudge; it expires in %s s", NUDGE_SECONDS)
 
 
-def _publish(entry_id) -> None:
+def _publish(entry_id: UUID) -> None:
     _send(f"outbox entry {entry_id}", args=[str(entry_id)], task_id=str(entry_id))
 
 
