@@ -4,8 +4,7 @@ The task names keep their ``proposals.`` prefix: the beat schedule and messages
 already queued name them so.
 """
 
-from celery import shared_task
-
+from core.tasks import shared_task
 from maintenance.compaction import propose_compactions
 from maintenance.dormancy import propose_dormancy
 from maintenance.dreaming.runs import dreaming_pass

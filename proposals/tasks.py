@@ -1,7 +1,6 @@
 """Celery beat job over proposals: closing lapsed reviews (the sweeps are in ``maintenance.tasks``)."""
 
-from celery import shared_task
-
+from core.tasks import shared_task
 from proposals.services import expire_overdue_reviews
 
 

@@ -44,8 +44,9 @@ def _drop_from_imports(tenant_id: Any, external_ids: set, now) -> int:
         return 0
     changed = 0
     imports = MgpTask.objects.filter(tenant_id=tenant_id, operation="import", result__isnull=False)
-    for task_id, result in imports.values_list("pk", "result"):
-        ids = (result or {}).get("memory_ids") or []
+    for task_id, stored in imports.values_list("pk", "result"):
+        result = stored or {}
+        ids = result.get("memory_ids") or []
         kept = [memory_id for memory_id in ids if memory_id not in external_ids]
         if len(kept) != len(ids):
             changed += MgpTask.objects.filter(pk=task_id).update(
