@@ -52,7 +52,7 @@ def _poison_and_wait_until_dead(stack, started: float) -> tuple[str, dict, float
 
 def _assert_nothing_written(stack, poison: str) -> None:
     assert stack.scalar("SELECT status FROM proposals_proposal WHERE id = %s", (poison,)) == "released"
-    memory_id = stack.scalar("SELECT target_id FROM proposals_proposal WHERE id = %s", (poison,))
+    memory_id = stack.scalar("SELECT target_memory_id FROM proposals_proposal WHERE id = %s", (poison,))
     assert stack.scalar("SELECT count(*) FROM memory_core_memory WHERE id = %s", (memory_id,)) == 0
     assert stack.scalar("SELECT count(*) FROM memory_core_historicalmemory WHERE id = %s", (memory_id,)) == 0
 
@@ -99,7 +99,7 @@ def test_poison_entry_is_dead_lettered_while_others_flow_and_requeued_once_cured
     memory = stack.rows(
         "SELECT m.revision, m.confidence,"
         " (SELECT count(*) FROM memory_core_historicalmemory h WHERE h.id = m.id)"
-        " FROM memory_core_memory m JOIN proposals_proposal p ON p.target_id = m.id WHERE p.id = %s",
+        " FROM memory_core_memory m JOIN proposals_proposal p ON p.target_memory_id = m.id WHERE p.id = %s",
         (poison,),
     )
     assert memory == [(1, 0.9, 1)], memory
