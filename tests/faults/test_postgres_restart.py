@@ -25,6 +25,7 @@ PROPOSALS = scaled(200, 2000)
 RESTARTS = scaled(1, 3)
 LEASE_SECONDS = 3600
 RECOVERY_BOUND = 90
+BATCH = 10
 
 
 def _assert_service_unavailable(status, content_type, body, what):
@@ -37,7 +38,9 @@ def _assert_service_unavailable(status, content_type, body, what):
 
 
 def test_postgres_restart_mid_run_recovers_and_the_api_answers_503(make_stack):
-    stack = make_stack(max_attempts=25, lease_seconds=LEASE_SECONDS)
+    # Small batches: a batch of 100 could take the whole backlog with it before the stop lands,
+    # leaving nothing for the outage to interrupt.
+    stack = make_stack(max_attempts=25, lease_seconds=LEASE_SECONDS, executor_batch=BATCH)
     token = stack.helper("setup")["token"]
     web, port = stack.web()
     wait_until(
@@ -79,10 +82,11 @@ def test_postgres_restart_mid_run_recovers_and_the_api_answers_503(make_stack):
         stack.pg.start()
         back, down_seconds, at_restart = time.monotonic(), time.monotonic() - down_started, stack.receipts()
         back_at, unfinished = stack.clock(), _entries(stack, "status NOT IN ('done', 'dead')")
+        assert unfinished, f"every entry was applied before the stop landed (batches of {BATCH})"
         wait_until(
             lambda at_restart=at_restart: stack.receipts() > at_restart,
             timeout=90,
-            what="the first receipt after PostgreSQL came back",
+            what=f"the first receipt after PostgreSQL came back ({len(unfinished)} entries unfinished)",
         )
         first = time.monotonic() - back
         stack.wait_for_entries(
@@ -93,7 +97,8 @@ def test_postgres_restart_mid_run_recovers_and_the_api_answers_503(make_stack):
         held_lags += stack.receipt_lags([e for e in held if e in unfinished], back_at)
         outages.append((stopped_at, back_at, unfinished))
         restarts.append(
-            f"#{n}: stopped at {at_restart} receipts, {len(held)} entries leased, down {down_seconds:.1f}s,"
+            f"#{n}: stopped at {at_restart} receipts, {len(held)} entries leased,"
+            f" {len(unfinished)} unfinished, down {down_seconds:.1f}s,"
             f" first new receipt {first:.1f}s after restart"
         )
         assert worker.running and web.running
