@@ -7,6 +7,7 @@ goes through the REST API and its governance, never around it.
 import contextlib
 import json
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -14,6 +15,8 @@ import time
 from pathlib import Path
 
 import anyio
+import httpx
+import httpx2
 import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -231,3 +234,39 @@ def test_the_streamable_http_transport_serves_the_same_tools(live_server, agent,
         outcome = anyio.run(run, url)
     assert outcome["names"] >= TOOLS
     assert outcome["stored"]["status"] == "applied"
+
+
+def test_the_http_transport_can_require_a_bearer_token(live_server, agent, tmp_path):
+    token = secrets.token_urlsafe(32)
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "0"},
+        },
+    }
+    accept = {"Accept": "application/json, text/event-stream"}
+
+    async def session_tools(url: str) -> set[str]:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=60) as http,
+            streamable_http_client(url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return {tool.name for tool in (await session.list_tools()).tools}
+
+    env = {**mcp_env(live_server.url, agent.token, tmp_path), "CUSTODIAN_MCP_HTTP_TOKEN": token}
+    with _mcp_over_http(env, tmp_path / "mcp-http.log") as url:
+        refusals = [
+            httpx.post(url, json=initialize, headers={**accept, **extra}, timeout=30)
+            for extra in ({}, {"Authorization": f"Bearer {token[:-1]}x"}, {"Authorization": token})
+        ]
+        names = anyio.run(session_tools, url)
+    assert [response.status_code for response in refusals] == [401, 401, 401]
+    assert refusals[0].headers["WWW-Authenticate"].startswith("Bearer")
+    assert names >= TOOLS
