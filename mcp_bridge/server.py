@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -17,6 +18,8 @@ from custodian_client import AsyncCustodian, CustodianError, WaitTimeout
 from custodian_client.errors import ProposalClosed, ProposalDenied
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.tools import Tool
+from pydantic import BaseModel, ConfigDict, create_model, model_validator
 
 INSTRUCTIONS = (
     "Custodian is governed memory. You never write memory directly: remember and forget submit "
@@ -99,11 +102,51 @@ class _Bridge:
         return {**summary, "status": outcome, "receipt_id": receipt["id"], "message": message}
 
 
+class _RefusesUndeclaredArguments(BaseModel):
+    """Mixed into each tool's argument model: a misnamed argument is an error, never dropped.
+
+    Dropping it silently stored memories under defaults the agent did not mean (``type`` for
+    ``memory_type`` kept the default scope); ``extra="forbid"`` also advertises
+    ``additionalProperties: false``, and the validator says which names the tool does take.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def refuse_undeclared(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            accepted = [field.alias or name for name, field in cls.model_fields.items()]
+            if unknown := sorted(set(data) - set(accepted)):
+                tool = cls.__name__.removesuffix("Arguments")
+                raise ValueError(
+                    f"unknown argument(s): {', '.join(unknown)}; {tool} accepts: {', '.join(accepted)}"
+                )
+        return data
+
+
+def _strict_tool(fn: Callable[..., Any]) -> Tool:
+    """The SDK's tool for ``fn``, its argument model (and so its input schema) refusing extra keys."""
+    tool = Tool.from_function(fn)
+    loose = tool.fn_metadata.arg_model
+    strict = create_model(loose.__name__, __base__=(_RefusesUndeclaredArguments, loose))
+    return tool.model_copy(
+        update={
+            "fn_metadata": tool.fn_metadata.model_copy(update={"arg_model": strict}),
+            "parameters": strict.model_json_schema(by_alias=True),
+        }
+    )
+
+
 def build_server(settings: BridgeSettings, custodian: AsyncCustodian | None = None) -> MCPServer:
     """Return the MCP server; ``custodian`` may be given (tests), else one is made from ``settings``."""
     bridge = _Bridge(settings, custodian or AsyncCustodian(settings.base_url, settings.token))
-    server: MCPServer = MCPServer("custodian", instructions=INSTRUCTIONS, version="0.1.0")
-    _add_tools(server, bridge)
+    server: MCPServer = MCPServer(
+        "custodian",
+        instructions=INSTRUCTIONS,
+        version="0.1.0",
+        tools=[_strict_tool(fn) for fn in _tools(bridge)],
+    )
     _add_resources(server, bridge)
     return server
 
@@ -123,12 +166,11 @@ def _proposed_memory(
     return memory
 
 
-def _add_tools(server: MCPServer, bridge: _Bridge) -> None:
-    """Register the tools, in the order agents list them; each signature is its tool's input schema."""
+def _tools(bridge: _Bridge) -> list[Callable[..., Any]]:
+    """The tools, in the order agents list them; each signature is its tool's input schema."""
     client, settings, context, settled = bridge.client, bridge.settings, bridge.context, bridge.settled
 
     # Each parameter is a field of the tool's MCP input schema, as agents see it: the list stays long.
-    @server.tool()
     async def remember(  # noqa: PLR0913
         statement: str,
         evidence_text: str,
@@ -168,7 +210,6 @@ def _add_tools(server: MCPServer, bridge: _Bridge) -> None:
         except CustodianError as exc:
             raise _refusal(exc) from exc
 
-    @server.tool()
     async def recall(
         query: str, limit: int = 5, include_inactive: bool = False, acting_for: str = ""
     ) -> dict[str, Any]:
@@ -195,7 +236,6 @@ def _add_tools(server: MCPServer, bridge: _Bridge) -> None:
         ]
         return {"recall_id": found["recall_id"], "items": items}
 
-    @server.tool()
     async def get_memory(memory_id: str, acting_for: str = "") -> dict[str, Any]:
         """Read one memory (its state, revision and content, as the read policy allows)."""
         try:
@@ -205,7 +245,6 @@ def _add_tools(server: MCPServer, bridge: _Bridge) -> None:
         except CustodianError as exc:
             raise _refusal(exc) from exc
 
-    @server.tool()
     async def forget(
         memory_id: str,
         reason: str,
@@ -230,7 +269,6 @@ def _add_tools(server: MCPServer, bridge: _Bridge) -> None:
         except CustodianError as exc:
             raise _refusal(exc) from exc
 
-    @server.tool()
     async def proposal_status(proposal_id: str) -> dict[str, Any]:
         """Where a proposal stands (pending_review, released, applied, rejected…) and its receipt."""
         try:
@@ -246,6 +284,8 @@ def _add_tools(server: MCPServer, bridge: _Bridge) -> None:
             "memory_id": proposal.get("memory_id"),
             "receipt": receipts[0] if receipts else None,
         }
+
+    return [remember, recall, get_memory, forget, proposal_status]
 
 
 def _add_resources(server: MCPServer, bridge: _Bridge) -> None:

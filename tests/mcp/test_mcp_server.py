@@ -7,6 +7,7 @@ goes through the REST API and its governance, never around it.
 import contextlib
 import json
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -14,12 +15,16 @@ import time
 from pathlib import Path
 
 import anyio
+import httpx
+import httpx2
 import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from evidence.models import EvidenceRevision
 from memory_core.models import Memory
+from proposals.models import Proposal
 from tests.factories import (
     apply_released,
     create_payload,
@@ -136,22 +141,56 @@ def test_an_mcp_session_over_stdio_goes_through_governance(live_server, agent, e
     apply_released(theirs)
 
     async def run() -> dict:
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["manage.py", "mcp"],
-            env=mcp_env(live_server.url, agent.token, tmp_path),
-            cwd=str(BASE_DIR),
-        )
-        with open(tmp_path / "mcp-stderr.log", "w") as errlog:
-            async with (
-                stdio_client(params, errlog=errlog) as (read, write),
-                ClientSession(read, write) as session,
-            ):
-                return await _session_flow(session, str(theirs.target_id))
+        async with _stdio_session(mcp_env(live_server.url, agent.token, tmp_path), tmp_path) as session:
+            return await _session_flow(session, str(theirs.target_id))
 
     outcome = anyio.run(run)
     assert Memory.objects.get(pk=outcome["memory_id"]).state == "expired"
     assert not Memory.objects.filter(type="semantic_fact", tenant=agent.tenant).exists()
+
+
+def test_a_tool_refuses_arguments_it_does_not_declare(live_server, agent, tmp_path):
+    """``type``/``subject`` for ``memory_type``/``about`` must not quietly store a user preference."""
+
+    async def run() -> tuple[list, str, bool]:
+        async with _stdio_session(mcp_env(live_server.url, agent.token, tmp_path), tmp_path) as session:
+            await session.initialize()
+            tools = (await session.list_tools()).tools
+            misnamed = await session.call_tool(
+                "remember",
+                {
+                    "statement": "Alice prefers weekly summaries",
+                    "evidence_text": "Weekly summaries, please.",
+                    "type": "preference",
+                    "subject": "pm-alice",
+                },
+            )
+            return tools, _text(misnamed), misnamed.is_error
+
+    tools, text, is_error = anyio.run(run)
+    assert {tool.name for tool in tools} >= TOOLS
+    assert all(tool.input_schema.get("additionalProperties") is False for tool in tools), [
+        (tool.name, tool.input_schema) for tool in tools
+    ]
+    assert is_error, text
+    assert "unknown argument(s): subject, type" in text
+    assert "remember accepts: statement, evidence_text, evidence_kind" in text
+    assert "memory_type" in text and "about" in text
+    assert not Proposal.objects.exists()
+    assert not EvidenceRevision.objects.exists()
+
+
+@contextlib.asynccontextmanager
+async def _stdio_session(env: dict[str, str], tmp_path: Path):
+    params = StdioServerParameters(
+        command=sys.executable, args=["manage.py", "mcp"], env=env, cwd=str(BASE_DIR)
+    )
+    with open(tmp_path / "mcp-stderr.log", "w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            yield session
 
 
 @contextlib.contextmanager
@@ -195,3 +234,39 @@ def test_the_streamable_http_transport_serves_the_same_tools(live_server, agent,
         outcome = anyio.run(run, url)
     assert outcome["names"] >= TOOLS
     assert outcome["stored"]["status"] == "applied"
+
+
+def test_the_http_transport_can_require_a_bearer_token(live_server, agent, tmp_path):
+    token = secrets.token_urlsafe(32)
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "0"},
+        },
+    }
+    accept = {"Accept": "application/json, text/event-stream"}
+
+    async def session_tools(url: str) -> set[str]:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=60) as http,
+            streamable_http_client(url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return {tool.name for tool in (await session.list_tools()).tools}
+
+    env = {**mcp_env(live_server.url, agent.token, tmp_path), "CUSTODIAN_MCP_HTTP_TOKEN": token}
+    with _mcp_over_http(env, tmp_path / "mcp-http.log") as url:
+        refusals = [
+            httpx.post(url, json=initialize, headers={**accept, **extra}, timeout=30)
+            for extra in ({}, {"Authorization": f"Bearer {token[:-1]}x"}, {"Authorization": token})
+        ]
+        names = anyio.run(session_tools, url)
+    assert [response.status_code for response in refusals] == [401, 401, 401]
+    assert refusals[0].headers["WWW-Authenticate"].startswith("Bearer")
+    assert names >= TOOLS

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from mcp_bridge.http_auth import MIN_TOKEN_LENGTH, serve_http
 from mcp_bridge.server import BridgeSettings, build_server
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -14,7 +15,8 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 class Command(BaseCommand):
     help = (
         "Run an MCP server that acts as ONE agent token (CUSTODIAN_TOKEN) against Custodian's REST API "
-        "(CUSTODIAN_URL). stdio by default; --http serves MCP's streamable HTTP transport."
+        "(CUSTODIAN_URL). stdio by default; --http serves MCP's streamable HTTP transport, behind "
+        "a bearer token when CUSTODIAN_MCP_HTTP_TOKEN is set."
     )
     # It never touches the database, so it runs no system checks that might.
     requires_system_checks: list[str] = []
@@ -22,14 +24,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
         parser.add_argument(
-            "--host", default="127.0.0.1", help="--http: address to bind (default: local only)"
+            "--host",
+            default="127.0.0.1",
+            help="--http: address to bind (default: local only; another needs CUSTODIAN_MCP_HTTP_TOKEN)",
         )
         parser.add_argument("--port", type=int, default=8765, help="--http: port (default 8765)")
-        parser.add_argument(
-            "--allow-remote",
-            action="store_true",
-            help="--http: allow a non-loopback --host (whoever reaches the port acts as the token's agent)",
-        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         token = os.environ.get("CUSTODIAN_TOKEN", "")
@@ -41,13 +40,17 @@ class Command(BaseCommand):
             acting_for=os.environ.get("CUSTODIAN_ACTING_FOR", ""),
             wait_seconds=float(os.environ.get("CUSTODIAN_MCP_WAIT_SECONDS", "5")),
         )
-        if options["http"] and options["host"] not in LOOPBACK and not options["allow_remote"]:
+        http_token = os.environ.get("CUSTODIAN_MCP_HTTP_TOKEN", "")
+        if http_token and len(http_token) < MIN_TOKEN_LENGTH:
+            raise CommandError(f"CUSTODIAN_MCP_HTTP_TOKEN must be at least {MIN_TOKEN_LENGTH} characters.")
+        if options["http"] and options["host"] not in LOOPBACK and not http_token:
             raise CommandError(
                 "The MCP HTTP endpoint has no login of its own: whoever reaches it acts as CUSTODIAN_TOKEN's "
-                "agent. Bind it to 127.0.0.1, or pass --allow-remote behind your own authentication."
+                "agent. Bind it to 127.0.0.1, or set CUSTODIAN_MCP_HTTP_TOKEN so every request needs "
+                "Authorization: Bearer <it>."
             )
         server = build_server(settings)
         if options["http"]:
-            server.run("streamable-http", host=options["host"], port=options["port"])
+            serve_http(server, options["host"], options["port"], http_token)
         else:
             server.run("stdio")
