@@ -34,6 +34,7 @@ from memory_core.read_policy import active_read_policy
 from memory_core.return_modes import matched_terms, present
 from memory_core.search import ranked
 from memory_core.selectors import MemoryNotFound, lineage_of
+from memory_core.statements import instant, normalised_statement
 from registrations.selectors import active_registration
 from tenancy.models import Agent
 
@@ -62,6 +63,7 @@ WINDOW_COLUMNS = (
 # The views ranking needs no content for: raw ranks on the window's BM25 rank and occurred_at
 # column, masked and metadata-only show no text to match; a summary view matches on its summary.
 RANKED_WITHOUT_CONTENT = ("deny", "raw", "metadata_only", "masked")
+SHOWN_STATEMENT = ("raw", "summary")  # the views whose text says what the memory says
 SEARCHABLE_STATES = (Memory.State.ACTIVE, Memory.State.EXPIRED, Memory.State.DORMANT)
 
 
@@ -147,6 +149,7 @@ def recall(
     if not query.valid_at:
         first = dense_order(candidates, query.text, policy=policy, context=context, weights=weights.default)
     rows: list[Scored] = []
+    said: set[tuple[str, ...]] = set()
     omitted, scanned, exhausted = 0, 0, False
     while len(rows) < limit and scanned < MAX_SCAN:
         start = offset - offset % WINDOW
@@ -172,6 +175,8 @@ def recall(
             offset, scanned = offset + 1, scanned + 1
             if entry.rule.mode == "deny":
                 omitted += 1
+                continue
+            if _restates(entry, said):
                 continue
             rows.append(entry)
             if len(rows) == limit:
@@ -241,11 +246,40 @@ def recall(
     return RecallResult(event.id, items, None if exhausted else event.id, version)
 
 
+def _restates(entry: Scored, said: set[tuple[str, ...]]) -> bool:
+    """Has this answer already served a memory of the same subject saying the same, over the same period?
+
+    Keys derived from statements keep new restatements out; this keeps the ones stored
+    before them (or under different keys) from filling a page twice. The better-ranked
+    one is served; views that show no statement are never collapsed.
+    """
+    memory = entry.memory
+    if entry.rule.mode not in SHOWN_STATEMENT:
+        return False
+    statement = getattr(memory, "statement_text", None)
+    if statement is None and "content" not in memory.get_deferred_fields():
+        statement = (memory.content or {}).get("statement")
+    if not isinstance(statement, str):
+        return False
+    key = (
+        memory.subject_kind,
+        memory.subject_id,
+        normalised_statement(statement),
+        instant(memory.valid_from),
+        instant(memory.valid_to),
+    )
+    if key in said:
+        return True
+    said.add(key)
+    return False
+
+
 def _window(candidates: QuerySet, first: list | None, start: int) -> list:
     """The candidates at [start, start + WINDOW): in the dense first stage's order as far as it reaches."""
     if candidates.model is Memory:  # not history rows (``valid_at``): they become whole memories
         candidates = candidates.only(*WINDOW_COLUMNS).annotate(
-            occurred_at=KeyTextTransform("occurred_at", "content")
+            occurred_at=KeyTextTransform("occurred_at", "content"),
+            statement_text=KeyTextTransform("statement", "content"),
         )
     if first is None or start >= DENSE_POOL:
         return list(candidates[start : start + WINDOW])

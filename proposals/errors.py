@@ -47,3 +47,12 @@ class DreamingRunNotFound(DomainError):
     code = "dreaming_run_not_found"
     status = 404
     title = "No such Dreaming run"
+
+
+class DedupeKeyReserved(DomainError):
+    code = "validation_error"
+    status = 400
+    title = "Dedupe keys starting with 'statement:' are derived by Custodian, never sent"
+
+    def __init__(self) -> None:
+        super().__init__(errors={"dedupe_key": [self.title]})

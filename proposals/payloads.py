@@ -48,3 +48,6 @@ class ProposalPayload(TypedDict, total=False):
     # belongs to, and whether the server judged it high risk.
     dreaming_run: Any
     dreaming_high_risk: bool
+    # Set only by MGP's write service: MGP clients name each memory by its memory_id and settle
+    # restatements with merge hints, so their creates claim no key derived from the statement.
+    identified_by_client: bool

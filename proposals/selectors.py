@@ -103,6 +103,24 @@ class PolicyReads:
         self.agent = agent
         self._granted: dict[tuple[Any, Any], bool] = {}
         self._revisions: dict[tuple[str, int], EvidenceRevision | None] = {}
+        self._holders: dict[str, list[tuple[Any, Any]]] = {}
+
+    def load_key_holders(self, keys: Iterable[str]) -> None:
+        """Read the active memories holding any of ``keys`` not read yet (pk and content), in one query."""
+        wanted = sorted({key for key in keys if key and key not in self._holders})
+        if not wanted:
+            return
+        self._holders.update({key: [] for key in wanted})
+        rows = Memory.objects.filter(
+            tenant_id=self.agent.tenant_id, dedupe_key__in=wanted, state=Memory.State.ACTIVE
+        ).values_list("dedupe_key", "pk", "content")
+        for key, pk, content in rows:
+            self._holders[key].append((pk, content))
+
+    def key_holder_contents(self, key: str, *, exclude_id: Any) -> list[Any]:
+        """Answer as ``active_memories_with_dedupe_key`` does (their contents), from what was loaded."""
+        self.load_key_holders([key])
+        return [content for pk, content in self._holders[key] if pk != exclude_id]
 
     def load(self, *, subjects: Iterable[Any], bindings: Iterable[Mapping[str, Any]]) -> None:
         """Read every delegation and revision not read yet: one query when one subject is new."""

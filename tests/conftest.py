@@ -5,6 +5,7 @@ they are skipped when the services are not configured; with
 ``CUSTODIAN_REQUIRE_SERVICES=1`` (set by ``.ci/run``) they fail instead.
 """
 
+import itertools
 import os
 import uuid
 
@@ -78,11 +79,20 @@ def anonymous() -> APIClient:
 
 @pytest.fixture
 def applied_memory_factory(db):
-    """Return a function that auto-applies a preference memory through the real executor service."""
+    """Return a function that auto-applies a preference memory through the real executor service.
+
+    Each call's memory says something new (a restatement of an active memory is refused).
+    """
     from memory_core.models import Memory
 
+    made = itertools.count(1)
+
     def make(handle: AgentHandle) -> Memory:
-        proposal = submit(handle.agent, create_payload(user_preference(), [make_evidence(handle.agent)]))
+        n = next(made)
+        memory = user_preference()
+        if n > 1:
+            memory["content"] = {**memory["content"], "statement": f"Alice prefers weekly summaries, {n}"}
+        proposal = submit(handle.agent, create_payload(memory, [make_evidence(handle.agent)]))
         apply_released(proposal)
         return Memory.objects.get(pk=proposal.target_id)
 

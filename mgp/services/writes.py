@@ -133,6 +133,7 @@ def _create(agent: Agent, context: dict, key: str, body: dict, memory: dict, hin
             "evidence": [binding],
             "policy_context": context,
             "rationale": f"MGP write {key}",
+            "identified_by_client": True,
         },
         digest(body),
     )

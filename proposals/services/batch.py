@@ -19,6 +19,7 @@ from django.db import DatabaseError, transaction
 from core.errors import DomainError
 from evidence.models import EvidenceRevision
 from proposals.errors import IdempotencyConflict
+from proposals.kinds.create import claimed_key
 from proposals.models import Proposal
 from proposals.payloads import ProposalPayload
 from proposals.policy import Verdict
@@ -83,6 +84,9 @@ def _submit_in_bulk(agent: Agent, items: list[BatchItem]) -> list[ItemOutcome]:
             if payload["action"] != Proposal.Action.COMPACT
             for binding in payload.get("evidence", [])
         ],
+    )
+    reads.load_key_holders(
+        claimed_key(payload["memory"]) for payload in fresh if payload["action"] == Proposal.Action.CREATE
     )
     for item in items:
         existing = known.get(item.idempotency_key)

@@ -10,7 +10,7 @@ from core.canonical import digest
 from evidence.models import EvidenceBinding, EvidenceRevision
 from evidence.selectors import BINDING_STATUSES
 from memory_core.models import Memory
-from memory_core.selectors import active_memories_with_dedupe_key
+from memory_core.statements import is_statement_key
 from proposals.errors import DreamingRunForeign
 from proposals.kinds import KINDS, Freezing, KindSpec, Prepared
 from proposals.models import Proposal
@@ -57,7 +57,7 @@ def freeze_and_classify(
         registration = active_registration(tenant_id=agent.tenant_id)
     proposal.registration_version = registration.version
     freezing = Freezing(proposal, agent, payload, registration)
-    facts = _facts(freezing, kind.prepare(freezing), evidence_status)
+    facts = _facts(freezing, kind.prepare(freezing), evidence_status, reads)
     verdict = classify(active_rule_set(), facts)
     _apply_verdict(proposal, verdict, facts)
     if reviewed_path is not None:
@@ -89,7 +89,9 @@ def _bind_context(
     return payload
 
 
-def _facts(freezing: Freezing, prepared: Prepared, evidence_status: str) -> dict[str, Any]:
+def _facts(
+    freezing: Freezing, prepared: Prepared, evidence_status: str, reads: PolicyReads
+) -> dict[str, Any]:
     """Record what the frozen action results in on the proposal; return the facts the rule set reads."""
     proposal, agent, context = freezing.proposal, freezing.agent, freezing.proposal.policy_context
     memory, result = prepared.memory, prepared.result
@@ -107,7 +109,7 @@ def _facts(freezing: Freezing, prepared: Prepared, evidence_status: str) -> dict
         "risk_level": risk_level,
         "evidence": evidence_status,
         "target": prepared.target,
-        "dedupe": _dedupe_fact(agent.tenant_id, result, proposal.target_id)
+        "dedupe": _dedupe_fact(reads, result, proposal.target_id)
         if proposal.action in Proposal.CLAIMS_DEDUPE_KEY
         else "none",
         "owner_explicit": _owner_explicit(context, result),
@@ -140,17 +142,18 @@ def _check_evidence(reads: PolicyReads, bindings: list[dict[str, Any]]) -> tuple
     return worst, list(found.values())
 
 
-def _dedupe_fact(tenant_id: UUID, result: dict[str, Any], memory_id: UUID) -> str:
-    if not result.get("dedupe_key"):
+def _dedupe_fact(reads: PolicyReads, result: dict[str, Any], memory_id: UUID) -> str:
+    """Does another active memory hold the key: saying the same (duplicate) or not (contradiction)?
+
+    Holding a key derived from the statement is saying the same, whatever else differs.
+    """
+    key = result.get("dedupe_key")
+    if not key:
         return "none"
-    others = list(
-        active_memories_with_dedupe_key(
-            tenant_id=tenant_id, dedupe_key=result["dedupe_key"], exclude_id=memory_id
-        ).values_list("content", flat=True)[:20]
-    )
+    others = reads.key_holder_contents(key, exclude_id=memory_id)[:20]
     if not others:
         return "none"
-    if any(digest(content) == digest(result["content"]) for content in others):
+    if is_statement_key(key) or any(digest(content) == digest(result["content"]) for content in others):
         return "duplicate"
     return "contradiction"
 

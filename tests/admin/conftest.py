@@ -47,7 +47,8 @@ def _all_pks() -> dict:
 
 def dead_entry(handle) -> OutboxEntry:
     """An outbox entry the executor gave up on (dead-lettered after its attempts)."""
-    proposal = submit(handle.agent, create_payload(user_preference(), [make_evidence(handle.agent)]))
+    memory = user_preference(content={"statement": "Alice prefers monthly summaries"})
+    proposal = submit(handle.agent, create_payload(memory, [make_evidence(handle.agent)]))
     entry = OutboxEntry.objects.get(proposal=proposal)
     OutboxEntry.objects.filter(pk=entry.pk).update(status=OutboxEntry.Status.DEAD, last_error="broker down")
     return entry
