@@ -90,10 +90,12 @@ def test_delete_proposes_a_delete_and_the_key_can_be_used_again(live_server, age
     store = owner_store(live_server, agent.token)
     namespace = (*ALICE, "prefs")
     store.put(namespace, "theme", {"text": "Alice likes dark mode"})
+    [memory] = memories_holding(live_server, agent.token, namespace, "theme")
     store.delete(namespace, "theme")
     assert store.get(namespace, "theme") is None
-    [memory] = memories_holding(live_server, agent.token, namespace, "theme")
-    assert memory["state"] == "deleted"  # a tombstone, shown metadata only
+    with Custodian(live_server.url, agent.token) as custodian:  # a tombstone, shown metadata only
+        tombstone = custodian.get_memory(memory["memory_id"], acting_for="user:pm-alice")
+    assert (tombstone["memory"]["state"], tombstone["return_mode"]) == ("deleted", "metadata_only")
     store.delete(namespace, "theme")  # nothing left to delete: no proposal
     store.put(namespace, "theme", {"text": "Alice likes light mode"})
     assert store.get(namespace, "theme").value == {"text": "Alice likes light mode"}
