@@ -38,7 +38,7 @@ def team_facts(namespace: tuple[str, ...]) -> Placement:
     return Placement("org", namespace[1], "shared_team", "semantic_fact")
 
 
-builder = StateGraph(Turn)
+builder: StateGraph[Turn, None, Turn, Turn] = StateGraph(Turn)
 builder.add_node(remember)
 builder.add_node(recall)
 builder.add_edge(START, "remember")
@@ -46,7 +46,8 @@ builder.add_edge("remember", "recall")
 
 with agent() as custodian, reviewer() as pm:
     store = CustodianStore(custodian, consent_basis="explicit")
-    turn = builder.compile(store=store).invoke({"said": f"Weekly summaries, please ({RUN}).", "recalled": []})
+    first: Turn = {"said": f"Weekly summaries, please ({RUN}).", "recalled": []}
+    turn = builder.compile(store=store).invoke(first)
     step("graph recalled", said=turn["recalled"][0])
     item = store.get(NAMESPACE, "summary_cadence")
     step("got", cadence=item.value["cadence"] if item else None, key=item.key if item else None)
