@@ -62,6 +62,8 @@ def test_a_nested_value_round_trips_and_a_second_put_updates_the_same_memory(liv
         "user",
     )
     assert memory["subject"] == {"kind": "user", "id": "pm-alice"}
+    store.put(namespace, "reading", {**NESTED, "cadence": {"every": "day"}})  # the same value: no proposal
+    assert memories_holding(live_server, agent.token, namespace, "reading")[0]["revision"] == 2
     assert store.get(namespace, "other-key") is None and store.get((*ALICE, "elsewhere"), "reading") is None
 
 
