@@ -54,6 +54,11 @@ class RecallFiltersInput(StrictSerializer):
         required=False,
         help_text="only memories linked about this entity or one merged with it (an unknown one: none)",
     )
+    dedupe_key = serializers.CharField(
+        max_length=256,
+        required=False,
+        help_text="only the memories holding this dedupe_key (each still in the view the read policy allows)",
+    )
 
 
 class RecallContextInput(StrictSerializer):
@@ -125,6 +130,7 @@ class RecallSearchApi(APIView):
             valid_at=filters.get("valid_at"),
             include_inactive=body["include_inactive"],
             about_entity=filters.get("about_entity"),
+            dedupe_key=filters.get("dedupe_key", ""),
             about=tuple(entity_cluster(tenant_id=request.user.tenant_id, entity_id=filters["about_entity"]))
             if "about_entity" in filters
             else (),

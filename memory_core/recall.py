@@ -104,6 +104,7 @@ class RecallQuery:
     include_inactive: bool = False
     about_entity: uuid.UUID | None = None  # the requested entity (recorded); ``about`` holds its cluster
     about: tuple = ()
+    dedupe_key: str = ""  # one key: the memory that holds it (and, with include_inactive, its predecessors)
 
     def as_json(self) -> dict:
         """Return the filters as the access event records them (the subject id only as a pseudonym)."""
@@ -115,6 +116,7 @@ class RecallQuery:
             "valid_at": self.valid_at.isoformat() if self.valid_at else None,
             "include_inactive": self.include_inactive,
             **({"about_entity": str(self.about_entity)} if self.about_entity else {}),
+            **({"dedupe_key_hmac": dedupe_pseudonym(self.dedupe_key)} if self.dedupe_key else {}),
         }
 
 
@@ -429,13 +431,15 @@ def _valid_at(rows: QuerySet, query: RecallQuery, states: list[str]) -> QuerySet
 
 
 def _narrowed(rows: QuerySet, query: RecallQuery) -> QuerySet:
-    """Apply the subject, scope and type filters (same columns on memories and their history)."""
+    """Apply the subject, scope, type and dedupe_key filters (same columns on memories and their history)."""
     if query.subject:
         rows = rows.filter(subject_kind=query.subject["kind"], subject_id=query.subject["id"])
     if query.scope:
         rows = rows.filter(scope=query.scope)
     if query.types:
         rows = rows.filter(type__in=query.types)
+    if query.dedupe_key:
+        rows = rows.filter(dedupe_key=query.dedupe_key)
     if query.about_entity:  # only memories linked about the entity or anything merged into it
         about = MemoryLink.objects.filter(source_id=OuterRef("id"), target_entity_id__in=query.about)
         rows = rows.filter(Exists(about))
@@ -540,6 +544,11 @@ def subject_pseudonym(subject: dict) -> dict:
     of them later; stored this way it never goes in.
     """
     return {"kind": subject.get("kind"), "id_hmac": keyed_digest("memory_core.subject", subject.get("id"))}
+
+
+def dedupe_pseudonym(dedupe_key: str) -> str:
+    """Return a dedupe_key as access events keep it: a keyed digest (a key may name its subject)."""
+    return keyed_digest("memory_core.dedupe_key", dedupe_key)
 
 
 def _audited_context(context: dict) -> dict:

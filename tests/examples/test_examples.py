@@ -69,6 +69,15 @@ EXPECTED = {
         "receipt resource",
         "forget  [message=expired: memory",
     ],
+    "09_langgraph_store.py": [
+        "graph recalled  [said=Weekly summaries, please",
+        "got  [cadence=weekly  key=summary_cadence]",
+        "desk fact pending  [proposal=",
+        "get while pending  [item=None]",
+        "PM approved over REST",
+        "get after approval  [ic=0.012]",
+        "deleted  [get=None]",
+    ],
 }
 
 

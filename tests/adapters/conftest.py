@@ -1,0 +1,1 @@
+from tests.live import executor  # noqa: F401
