@@ -18,6 +18,11 @@ EXAMPLES = {
         "recall: Alice prefers weekly summaries",
         "denied: evidence_mismatch  proposal=",
     ],
+    "02_vercel_ai_tools.mjs": [
+        "remember: stored: memory ",
+        "recall: Alice prefers charts over tables",
+        "forget: expired: memory ",
+    ],
 }
 
 
