@@ -3,13 +3,27 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint fmt migrate clean fuzz faults bench bench-smoke docs
+.PHONY: run test lint fmt migrate clean fuzz faults bench bench-smoke docs typescript-schema
 
 # requirements.txt installs ./client (custodian-client) as a copy: reinstall when it changes.
 $(BIN)/.installed: requirements.txt client/pyproject.toml $(wildcard client/custodian_client/*.py)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt
 	touch $@
+
+# The TypeScript client's npm packages, exactly as its lock file says (tests/client_typescript
+# installs them the same way when run on their own).
+TS := clients/typescript
+$(TS)/node_modules/.installed: $(TS)/package.json $(TS)/package-lock.json
+	cd $(TS) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# Regenerate the TypeScript client's types from the OpenAPI schema (under the embedded SQLite
+# settings, whose schema the committed file is checked against).
+typescript-schema: $(BIN)/.installed $(TS)/node_modules/.installed
+	mkdir -p var
+	env -u DATABASE_URL $(BIN)/python manage.py spectacular --validate --fail-on-warn --file var/openapi.yaml
+	cd $(TS) && npx --no-install openapi-typescript ../../var/openapi.yaml --output src/schema.ts
 
 # Web server, Celery executor worker and beat, on a demo tenant.
 # Without DATABASE_URL / REDIS_URL: a SQLite file and a filesystem broker under var/.
@@ -23,7 +37,7 @@ run: $(BIN)/.installed
 # ruff, import-linter, migrations check, pytest; then the browser tests in their
 # own process (headless Chromium from Debian's chromium package). Uses PostgreSQL
 # and Redis when DATABASE_URL / REDIS_URL are set (CI sets both).
-test: $(BIN)/.installed
+test: $(BIN)/.installed $(TS)/node_modules/.installed
 	mkdir -p var/broker/queue var/broker/processed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
