@@ -9,13 +9,19 @@ enforces it): the process needs a token, never database rights.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from custodian_client import AsyncCustodian, CustodianError, WaitTimeout
 from custodian_client.errors import ProposalClosed, ProposalDenied
+from custodian_client.remember import (
+    AUTO_CLASSIFICATIONS,
+    DUPLICATE_CODE,
+    REMEMBER_DEFAULTS,
+    parse_subject,
+)
+from custodian_client.types import Remembered
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.mcpserver.tools import Tool
@@ -26,7 +32,6 @@ INSTRUCTIONS = (
     "proposals that a policy applies, sends to a human reviewer, or refuses. Report what the tool "
     "says: 'pending review' means nothing was stored yet. Cite real evidence in remember."
 )
-AUTO_CLASSIFICATIONS = ("auto_apply", "policy_gated")
 
 
 @dataclass(frozen=True)
@@ -36,7 +41,9 @@ class BridgeSettings:
     base_url: str
     token: str
     acting_for: str = ""  # "kind:id", e.g. "user:pm-alice"; empty: the agent itself
-    wait_seconds: float = 5.0  # how long a tool waits for an auto-applied proposal's receipt
+    # How long a tool waits for an auto-applied proposal's receipt: shorter than the SDK's
+    # REMEMBER_DEFAULTS["wait_seconds"], since an agent's turn stalls while a tool waits.
+    wait_seconds: float = 5.0
 
 
 def _subject(spec: str) -> dict[str, str] | None:
@@ -151,19 +158,33 @@ def build_server(settings: BridgeSettings, custodian: AsyncCustodian | None = No
     return server
 
 
-def _proposed_memory(
-    subject: dict[str, str], scope: str, memory_type: str, statement: str, dedupe_key: str
-) -> dict[str, Any]:
-    """The memory a remember proposes (a dedupe key only when one is given)."""
-    memory: dict[str, Any] = {
-        "subject": subject,
-        "scope": scope,
-        "type": memory_type,
-        "content": {"statement": statement},
+def _remember_answer(outcome: Remembered) -> dict[str, Any]:
+    """Say what a remember came to, in the words agents read (the interpretation is the SDK's)."""
+    proposal, receipt, status = outcome["proposal"] or {}, outcome["receipt"], outcome["status"]
+    answer = {
+        "proposal_id": outcome["proposal_id"],
+        "memory_id": outcome["memory_id"],
+        "classification": proposal.get("classification", "denied"),
+        "reason_codes": proposal.get("reason_codes", [DUPLICATE_CODE] if status == "duplicate" else []),
+        "status": status,
     }
-    if dedupe_key:
-        memory["dedupe_key"] = dedupe_key
-    return memory
+    if receipt is not None:
+        applied = receipt["outcome"] == "applied"
+        message = (
+            f"stored: memory {receipt['memory_id']} (receipt {receipt['id']})"
+            if applied
+            else f"not applied ({receipt['outcome']}: {receipt.get('reason', '')}), receipt {receipt['id']}"
+        )
+        return {**answer, "status": receipt["outcome"], "receipt_id": receipt["id"], "message": message}
+    messages = {
+        "duplicate": f"already stored: memory {outcome['memory_id']} (nothing new was stored)",
+        "pending_review": f"pending review, proposal {outcome['proposal_id']} "
+        f"({proposal.get('required_approvals', 1)} approval(s) needed; "
+        "nothing is stored until a reviewer approves)",
+        "queued": f"allowed by policy, not applied yet: proposal {outcome['proposal_id']} "
+        "(ask proposal_status later)",
+    }
+    return {**answer, "message": messages.get(status, f"proposal {outcome['proposal_id']} is {status}")}
 
 
 def _tools(bridge: _Bridge) -> list[Callable[..., Any]]:
@@ -176,39 +197,46 @@ def _tools(bridge: _Bridge) -> list[Callable[..., Any]]:
         evidence_text: str,
         evidence_kind: Literal[
             "conversation", "document", "tool_result", "backtest_run", "commit", "dataset"
-        ] = ("conversation"),
+        ] = REMEMBER_DEFAULTS["evidence_kind"],
         evidence_ref: str = "",
         memory_type: Literal[
             "preference", "semantic_fact", "episodic_event", "procedural_rule"
-        ] = "preference",
-        scope: Literal["user", "session", "task", "agent", "shared_team", "org"] = "user",
+        ] = REMEMBER_DEFAULTS["memory_type"],
+        scope: Literal["user", "session", "task", "agent", "shared_team", "org"] = REMEMBER_DEFAULTS["scope"],
         about: str = "",
         dedupe_key: str = "",
-        consent_basis: str = "explicit",
-        risk_level: Literal["low", "medium", "high"] = "low",
+        consent_basis: str = REMEMBER_DEFAULTS["consent_basis"],
+        risk_level: Literal["low", "medium", "high"] = REMEMBER_DEFAULTS["risk_level"],
     ) -> dict[str, Any]:
         """Propose a memory resting on evidence (what was said or seen, verbatim).
 
         ``about`` is the subject as kind:id (default: whom this server acts for); ``evidence_ref``
         names the source (a chat or document id; default: a fresh one). The policy decides:
-        the answer says 'stored' with a receipt, or 'pending review, proposal X' (nothing stored yet).
+        the answer says 'stored' with a receipt, 'pending review, proposal X' (nothing stored yet),
+        or 'already stored: memory X' when an active memory says it already.
         """
-        subject = _subject(about or settings.acting_for)
-        if subject is None:
-            raise ToolError("say whom the memory is about: about='kind:id' (e.g. user:pm-alice)")
-        memory = _proposed_memory(subject, scope, memory_type, statement, dedupe_key)
         try:
-            reference = evidence_ref or f"mcp/{uuid.uuid4()}"
-            evidence = await client.register_evidence(evidence_kind, reference, {"text": evidence_text})
-            proposal = await client.propose(
-                "create",
-                memory=memory,
-                evidence=[evidence],
-                policy_context=context(None, consent_basis=consent_basis, risk_level=risk_level),
+            parse_subject(about or settings.acting_for)
+        except ValueError:
+            raise ToolError("say whom the memory is about: about='kind:id' (e.g. user:pm-alice)") from None
+        try:
+            outcome = await client.remember(
+                statement,
+                about=about or settings.acting_for,
+                type=memory_type,
+                scope=scope,
+                evidence_text=evidence_text,
+                evidence_kind=evidence_kind,
+                evidence_ref=evidence_ref or None,
+                dedupe_key=dedupe_key or None,
+                acting_for=settings.acting_for,  # this server's setting, never the model's choice
+                consent_basis=consent_basis,
+                risk_level=risk_level,
+                wait=settings.wait_seconds,
             )
-            return await settled(dict(proposal), "stored")
         except CustodianError as exc:
             raise _refusal(exc) from exc
+        return _remember_answer(outcome)
 
     async def recall(
         query: str, limit: int = 5, include_inactive: bool = False, acting_for: str = ""
