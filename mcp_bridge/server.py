@@ -13,12 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from custodian_client import AsyncCustodian, CustodianError, WaitTimeout
-from custodian_client.errors import ProposalClosed, ProposalDenied
+from custodian_client import AsyncCustodian, CustodianError
+from custodian_client.errors import ProposalDenied
 from custodian_client.remember import (
-    AUTO_CLASSIFICATIONS,
     DUPLICATE_CODE,
     REMEMBER_DEFAULTS,
+    describe,
     parse_subject,
 )
 from custodian_client.types import Remembered
@@ -73,41 +73,6 @@ class _Bridge:
         subject = _subject(acting_for or self.settings.acting_for)
         return {**({"acting_for_subject": subject} if subject else {}), **extra}
 
-    async def settled(self, proposal: dict[str, Any], done: str) -> dict[str, Any]:
-        """Say what became of a proposal: applied (with its receipt), pending review, or still queued."""
-        summary = {
-            "proposal_id": proposal["id"],
-            "memory_id": proposal.get("memory_id"),
-            "classification": proposal["classification"],
-            "reason_codes": proposal.get("reason_codes", []),
-        }
-        if proposal["classification"] not in AUTO_CLASSIFICATIONS:
-            needed = proposal.get("required_approvals", 1)
-            return {
-                **summary,
-                "status": "pending_review",
-                "message": f"pending review, proposal {proposal['id']} "
-                f"({needed} approval(s) needed; nothing is stored until a reviewer approves)",
-            }
-        try:
-            receipt = await self.client.wait_for_receipt(proposal["id"], timeout=self.settings.wait_seconds)
-        except WaitTimeout:
-            return {
-                **summary,
-                "status": "queued",
-                "message": f"allowed by policy, not applied yet: proposal {proposal['id']} "
-                "(ask proposal_status later)",
-            }
-        except ProposalClosed as exc:
-            return {**summary, "status": exc.code.removeprefix("proposal_"), "message": str(exc)}
-        outcome = receipt["outcome"]
-        message = (
-            f"{done}: memory {receipt['memory_id']} (receipt {receipt['id']})"
-            if outcome == "applied"
-            else f"not applied ({outcome}: {receipt.get('reason', '')}), receipt {receipt['id']}"
-        )
-        return {**summary, "status": outcome, "receipt_id": receipt["id"], "message": message}
-
 
 class _RefusesUndeclaredArguments(BaseModel):
     """Mixed into each tool's argument model: a misnamed argument is an error, never dropped.
@@ -158,38 +123,23 @@ def build_server(settings: BridgeSettings, custodian: AsyncCustodian | None = No
     return server
 
 
-def _remember_answer(outcome: Remembered) -> dict[str, Any]:
-    """Say what a remember came to, in the words agents read (the interpretation is the SDK's)."""
+def _answer(outcome: Remembered, done: str) -> dict[str, Any]:
+    """Say what a remember or forget came to, in the words agents read (the SDK's interpretation)."""
     proposal, receipt, status = outcome["proposal"] or {}, outcome["receipt"], outcome["status"]
     answer = {
         "proposal_id": outcome["proposal_id"],
         "memory_id": outcome["memory_id"],
         "classification": proposal.get("classification", "denied"),
         "reason_codes": proposal.get("reason_codes", [DUPLICATE_CODE] if status == "duplicate" else []),
-        "status": status,
+        "status": receipt["outcome"] if receipt is not None else status,
+        "message": describe(outcome, done) + (" (ask proposal_status later)" if status == "queued" else ""),
     }
-    if receipt is not None:
-        applied = receipt["outcome"] == "applied"
-        message = (
-            f"stored: memory {receipt['memory_id']} (receipt {receipt['id']})"
-            if applied
-            else f"not applied ({receipt['outcome']}: {receipt.get('reason', '')}), receipt {receipt['id']}"
-        )
-        return {**answer, "status": receipt["outcome"], "receipt_id": receipt["id"], "message": message}
-    messages = {
-        "duplicate": f"already stored: memory {outcome['memory_id']} (nothing new was stored)",
-        "pending_review": f"pending review, proposal {outcome['proposal_id']} "
-        f"({proposal.get('required_approvals', 1)} approval(s) needed; "
-        "nothing is stored until a reviewer approves)",
-        "queued": f"allowed by policy, not applied yet: proposal {outcome['proposal_id']} "
-        "(ask proposal_status later)",
-    }
-    return {**answer, "message": messages.get(status, f"proposal {outcome['proposal_id']} is {status}")}
+    return answer if receipt is None else {**answer, "receipt_id": receipt["id"]}
 
 
 def _tools(bridge: _Bridge) -> list[Callable[..., Any]]:
     """The tools, in the order agents list them; each signature is its tool's input schema."""
-    client, settings, context, settled = bridge.client, bridge.settings, bridge.context, bridge.settled
+    client, settings, context = bridge.client, bridge.settings, bridge.context
 
     # Each parameter is a field of the tool's MCP input schema, as agents see it: the list stays long.
     async def remember(  # noqa: PLR0913
@@ -236,7 +186,7 @@ def _tools(bridge: _Bridge) -> list[Callable[..., Any]]:
             )
         except CustodianError as exc:
             raise _refusal(exc) from exc
-        return _remember_answer(outcome)
+        return _answer(outcome, "stored")
 
     async def recall(
         query: str, limit: int = 5, include_inactive: bool = False, acting_for: str = ""
@@ -291,11 +241,10 @@ def _tools(bridge: _Bridge) -> list[Callable[..., Any]]:
                 reason=reason,
                 policy_context=context(None, consent_basis="explicit", risk_level=risk_level),
             )
-            return await settled(
-                dict(proposal), {"expire": "expired", "revoke": "revoked"}.get(how, "deleted")
-            )
+            outcome = await client.settle(proposal, wait=settings.wait_seconds)
         except CustodianError as exc:
             raise _refusal(exc) from exc
+        return _answer(outcome, {"expire": "expired", "revoke": "revoked"}.get(how, "deleted"))
 
     async def proposal_status(proposal_id: str) -> dict[str, Any]:
         """Where a proposal stands (pending_review, released, applied, rejected…) and its receipt."""

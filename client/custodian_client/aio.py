@@ -12,7 +12,14 @@ import httpx
 from custodian_client import _core
 from custodian_client._core import Call, RetryEvent, RetryPolicy
 from custodian_client.errors import CustodianError, ProposalClosed, WaitTimeout
-from custodian_client.remember import REMEMBER_DEFAULTS, ReceiptWait, Step, remember_flow, remember_request
+from custodian_client.remember import (
+    REMEMBER_DEFAULTS,
+    ReceiptWait,
+    Step,
+    remember_flow,
+    remember_request,
+    settle_flow,
+)
 from custodian_client.types import (
     BatchResult,
     Evidence,
@@ -296,6 +303,15 @@ class AsyncCustodian:
             wait=wait,
         )
         return await self._drive(remember_flow(request))
+
+    async def settle(
+        self, proposal: Proposal, *, wait: float = REMEMBER_DEFAULTS["wait_seconds"]
+    ) -> Remembered:
+        """Say what a submitted proposal came to, in :meth:`remember`'s statuses (``stored``: applied).
+
+        Waits up to ``wait`` seconds for the receipt of one the policy allowed; never for review.
+        """
+        return await self._drive(settle_flow(proposal, wait))
 
     async def _drive(self, flow: Generator[Step, Any, Remembered]) -> Remembered:
         """Perform each step the flow yields; send its answer back in, or throw its error in."""

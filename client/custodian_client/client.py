@@ -11,7 +11,14 @@ import httpx
 from custodian_client import _core
 from custodian_client._core import Call, RetryEvent, RetryPolicy
 from custodian_client.errors import CustodianError, ProposalClosed, WaitTimeout
-from custodian_client.remember import REMEMBER_DEFAULTS, ReceiptWait, Step, remember_flow, remember_request
+from custodian_client.remember import (
+    REMEMBER_DEFAULTS,
+    ReceiptWait,
+    Step,
+    remember_flow,
+    remember_request,
+    settle_flow,
+)
 from custodian_client.types import (
     BatchResult,
     Evidence,
@@ -281,6 +288,13 @@ class Custodian:
             wait=wait,
         )
         return self._drive(remember_flow(request))
+
+    def settle(self, proposal: Proposal, *, wait: float = REMEMBER_DEFAULTS["wait_seconds"]) -> Remembered:
+        """Say what a submitted proposal came to, in :meth:`remember`'s statuses (``stored``: applied).
+
+        Waits up to ``wait`` seconds for the receipt of one the policy allowed; never for review.
+        """
+        return self._drive(settle_flow(proposal, wait))
 
     def _drive(self, flow: Generator[Step, Any, Remembered]) -> Remembered:
         """Perform each step the flow yields; send its answer back in, or throw its error in."""

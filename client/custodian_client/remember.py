@@ -131,10 +131,15 @@ def remember_flow(request: RememberRequest) -> Generator[Step, Any, Remembered]:
         if (duplicate := duplicate_of(exc)) is None:
             raise
         return duplicate
+    return (yield from settle_flow(proposal, request.wait))
+
+
+def settle_flow(proposal: Proposal, wait: float) -> Generator[Step, Any, Remembered]:
+    """Say what a submitted proposal came to, waiting up to ``wait`` seconds for its receipt."""
     if proposal.get("classification") not in AUTO_CLASSIFICATIONS:
         return remembered("pending_review", proposal)
     try:
-        receipt: Receipt = yield ReceiptWait(proposal["id"], request.wait)
+        receipt: Receipt = yield ReceiptWait(proposal["id"], wait)
     except WaitTimeout:
         return remembered("queued", proposal)
     except ProposalClosed as exc:
@@ -174,3 +179,27 @@ def duplicate_of(exc: CustodianError) -> Remembered | None:
         proposal=None,
         receipt=None,
     )
+
+
+def describe(outcome: Remembered, done: str = "stored") -> str:
+    """Say in one sentence what a remember (or a forget: ``done`` is "expired"…) came to.
+
+    The words every agent adapter answers with, so a model reads the same thing everywhere.
+    """
+    receipt, proposal_id = outcome["receipt"], outcome["proposal_id"]
+    if receipt is not None:
+        if receipt["outcome"] == "applied":
+            return f"{done}: memory {receipt['memory_id']} (receipt {receipt['id']})"
+        return f"not applied ({receipt['outcome']}: {receipt.get('reason', '')}), receipt {receipt['id']}"
+    status = outcome["status"]
+    if status == "duplicate":
+        return f"already stored: memory {outcome['memory_id']} (nothing new was stored)"
+    if status == "pending_review":
+        needed = (outcome["proposal"] or {}).get("required_approvals", 1)
+        return (
+            f"pending review, proposal {proposal_id} "
+            f"({needed} approval(s) needed; nothing is stored until a reviewer approves)"
+        )
+    if status == "queued":
+        return f"allowed by policy, not applied yet: proposal {proposal_id}"
+    return f"proposal {proposal_id} is {status}"

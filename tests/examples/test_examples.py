@@ -69,6 +69,14 @@ EXPECTED = {
         "receipt resource",
         "forget  [message=expired: memory",
     ],
+    "08_openai_agents_tools.py": [
+        "- tools: forget,recall,remember",
+        '- remember: {"status": "stored", "memory_id": ',
+        '- remember: {"status": "duplicate", "memory_id": ',
+        "- remember: unknown argument(s): subject; remember accepts: text, about, type,",
+        '"state": "active", "text": "Alice prefers charts over tables (',
+        '- forget: {"status": "expired", "memory_id": ',
+    ],
 }
 
 
