@@ -85,6 +85,11 @@ def test_every_example_is_covered():
     assert scripts == set(EXPECTED)
 
 
+def test_the_openai_agents_quick_start_is_example_08_as_tested():
+    page = (BASE_DIR / "docs" / "adapters" / "openai-agents.md").read_text()
+    assert '--8<-- "examples/08_openai_agents_tools.py"' in page  # included whole by pymdownx.snippets
+
+
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("script", sorted(EXPECTED))
