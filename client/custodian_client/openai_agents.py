@@ -90,7 +90,7 @@ def custodian_tools(
     waits for the receipt of a proposal the policy allowed.
     """
     if acting_for:
-        parse_subject(acting_for)  # a malformed one fails here, not at the model's first call
+        parse_subject(acting_for, "acting_for")  # a malformed one fails here, not at the model's first call
     tools = _Tools(client, acting_for, wait)
     return [
         _function_tool(
@@ -122,7 +122,9 @@ class _Tools:
         self.client, self.acting_for, self.wait = client, acting_for, wait
 
     def context(self, **extra: str) -> dict[str, Any]:
-        subject = {"acting_for_subject": parse_subject(self.acting_for)} if self.acting_for else {}
+        subject = (
+            {"acting_for_subject": parse_subject(self.acting_for, "acting_for")} if self.acting_for else {}
+        )
         return {**subject, **extra}
 
     async def remember(self, args: RememberArguments) -> dict[str, Any]:

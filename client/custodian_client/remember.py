@@ -41,11 +41,11 @@ DUPLICATE_CODE = "duplicate_of_active_memory"
 AUTO_CLASSIFICATIONS = frozenset({"auto_apply", "policy_gated"})
 
 
-def parse_subject(spec: str) -> dict[str, str]:
-    """Return ``{"kind", "id"}`` for ``"kind:id"``; raise ``ValueError`` for anything else."""
+def parse_subject(spec: str, name: str = "about") -> dict[str, str]:
+    """Return ``{"kind", "id"}`` for ``"kind:id"``; raise ``ValueError`` naming ``name`` otherwise."""
     kind, _, subject_id = spec.partition(":")
     if not (kind.strip() and subject_id.strip()):
-        raise ValueError(f"about must be 'kind:id' (e.g. 'user:pm-alice'), not {spec!r}")
+        raise ValueError(f"{name} must be 'kind:id' (e.g. 'user:pm-alice'), not {spec!r}")
     return {"kind": kind, "id": subject_id}
 
 
@@ -108,7 +108,7 @@ def remember_request(
     acting = about if acting_for is None else acting_for
     context: dict[str, Any] = {"consent_basis": consent_basis, "risk_level": risk_level}
     if acting:
-        context = {"acting_for_subject": parse_subject(acting), **context}
+        context = {"acting_for_subject": parse_subject(acting, "acting_for"), **context}
     return RememberRequest(
         memory=memory,
         evidence_kind=evidence_kind,

@@ -53,7 +53,7 @@ def test_the_sdks_own_argument_parsing_drops_an_unknown_key():
 
 
 def test_a_malformed_acting_for_is_refused_when_the_tools_are_built():
-    with pytest.raises(ValueError, match="kind:id"):
+    with pytest.raises(ValueError, match="acting_for must be 'kind:id'"):
         custodian_tools(AsyncCustodian("http://127.0.0.1:1", "cst_unused"), acting_for="pm-alice")
 
 

@@ -84,7 +84,7 @@ def test_a_malformed_about_is_refused_before_anything_is_sent(live_server, agent
         for about in ("pm-alice", "user:", ":pm-alice", " :x"):
             with pytest.raises(ValueError, match="kind:id"):
                 custodian.remember("Alice prefers weekly summaries", about=about)
-        with pytest.raises(ValueError, match="kind:id"):
+        with pytest.raises(ValueError, match="acting_for must be 'kind:id'"):
             custodian.remember("Alice prefers weekly summaries", about="user:pm-alice", acting_for="pm")
     assert not EvidenceSource.objects.exists()
 
