@@ -9,13 +9,19 @@ enforces it): the process needs a token, never database rights.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from custodian_client import AsyncCustodian, CustodianError, WaitTimeout
-from custodian_client.errors import ProposalClosed, ProposalDenied
+from custodian_client import AsyncCustodian, CustodianError
+from custodian_client.errors import ProposalDenied
+from custodian_client.remember import (
+    DUPLICATE_CODE,
+    REMEMBER_DEFAULTS,
+    describe,
+    parse_subject,
+)
+from custodian_client.types import Remembered
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.mcpserver.tools import Tool
@@ -26,7 +32,6 @@ INSTRUCTIONS = (
     "proposals that a policy applies, sends to a human reviewer, or refuses. Report what the tool "
     "says: 'pending review' means nothing was stored yet. Cite real evidence in remember."
 )
-AUTO_CLASSIFICATIONS = ("auto_apply", "policy_gated")
 
 
 @dataclass(frozen=True)
@@ -36,7 +41,9 @@ class BridgeSettings:
     base_url: str
     token: str
     acting_for: str = ""  # "kind:id", e.g. "user:pm-alice"; empty: the agent itself
-    wait_seconds: float = 5.0  # how long a tool waits for an auto-applied proposal's receipt
+    # How long a tool waits for an auto-applied proposal's receipt: shorter than the SDK's
+    # REMEMBER_DEFAULTS["wait_seconds"], since an agent's turn stalls while a tool waits.
+    wait_seconds: float = 5.0
 
 
 def _subject(spec: str) -> dict[str, str] | None:
@@ -65,41 +72,6 @@ class _Bridge:
         """The policy context a call sends: whom it acts for (the default when not named), and ``extra``."""
         subject = _subject(acting_for or self.settings.acting_for)
         return {**({"acting_for_subject": subject} if subject else {}), **extra}
-
-    async def settled(self, proposal: dict[str, Any], done: str) -> dict[str, Any]:
-        """Say what became of a proposal: applied (with its receipt), pending review, or still queued."""
-        summary = {
-            "proposal_id": proposal["id"],
-            "memory_id": proposal.get("memory_id"),
-            "classification": proposal["classification"],
-            "reason_codes": proposal.get("reason_codes", []),
-        }
-        if proposal["classification"] not in AUTO_CLASSIFICATIONS:
-            needed = proposal.get("required_approvals", 1)
-            return {
-                **summary,
-                "status": "pending_review",
-                "message": f"pending review, proposal {proposal['id']} "
-                f"({needed} approval(s) needed; nothing is stored until a reviewer approves)",
-            }
-        try:
-            receipt = await self.client.wait_for_receipt(proposal["id"], timeout=self.settings.wait_seconds)
-        except WaitTimeout:
-            return {
-                **summary,
-                "status": "queued",
-                "message": f"allowed by policy, not applied yet: proposal {proposal['id']} "
-                "(ask proposal_status later)",
-            }
-        except ProposalClosed as exc:
-            return {**summary, "status": exc.code.removeprefix("proposal_"), "message": str(exc)}
-        outcome = receipt["outcome"]
-        message = (
-            f"{done}: memory {receipt['memory_id']} (receipt {receipt['id']})"
-            if outcome == "applied"
-            else f"not applied ({outcome}: {receipt.get('reason', '')}), receipt {receipt['id']}"
-        )
-        return {**summary, "status": outcome, "receipt_id": receipt["id"], "message": message}
 
 
 class _RefusesUndeclaredArguments(BaseModel):
@@ -151,24 +123,23 @@ def build_server(settings: BridgeSettings, custodian: AsyncCustodian | None = No
     return server
 
 
-def _proposed_memory(
-    subject: dict[str, str], scope: str, memory_type: str, statement: str, dedupe_key: str
-) -> dict[str, Any]:
-    """The memory a remember proposes (a dedupe key only when one is given)."""
-    memory: dict[str, Any] = {
-        "subject": subject,
-        "scope": scope,
-        "type": memory_type,
-        "content": {"statement": statement},
+def _answer(outcome: Remembered, done: str) -> dict[str, Any]:
+    """Say what a remember or forget came to, in the words agents read (the SDK's interpretation)."""
+    proposal, receipt, status = outcome["proposal"] or {}, outcome["receipt"], outcome["status"]
+    answer = {
+        "proposal_id": outcome["proposal_id"],
+        "memory_id": outcome["memory_id"],
+        "classification": proposal.get("classification", "denied"),
+        "reason_codes": proposal.get("reason_codes", [DUPLICATE_CODE] if status == "duplicate" else []),
+        "status": receipt["outcome"] if receipt is not None else status,
+        "message": describe(outcome, done) + (" (ask proposal_status later)" if status == "queued" else ""),
     }
-    if dedupe_key:
-        memory["dedupe_key"] = dedupe_key
-    return memory
+    return answer if receipt is None else {**answer, "receipt_id": receipt["id"]}
 
 
 def _tools(bridge: _Bridge) -> list[Callable[..., Any]]:
     """The tools, in the order agents list them; each signature is its tool's input schema."""
-    client, settings, context, settled = bridge.client, bridge.settings, bridge.context, bridge.settled
+    client, settings, context = bridge.client, bridge.settings, bridge.context
 
     # Each parameter is a field of the tool's MCP input schema, as agents see it: the list stays long.
     async def remember(  # noqa: PLR0913
@@ -176,39 +147,46 @@ def _tools(bridge: _Bridge) -> list[Callable[..., Any]]:
         evidence_text: str,
         evidence_kind: Literal[
             "conversation", "document", "tool_result", "backtest_run", "commit", "dataset"
-        ] = ("conversation"),
+        ] = REMEMBER_DEFAULTS["evidence_kind"],
         evidence_ref: str = "",
         memory_type: Literal[
             "preference", "semantic_fact", "episodic_event", "procedural_rule"
-        ] = "preference",
-        scope: Literal["user", "session", "task", "agent", "shared_team", "org"] = "user",
+        ] = REMEMBER_DEFAULTS["memory_type"],
+        scope: Literal["user", "session", "task", "agent", "shared_team", "org"] = REMEMBER_DEFAULTS["scope"],
         about: str = "",
         dedupe_key: str = "",
-        consent_basis: str = "explicit",
-        risk_level: Literal["low", "medium", "high"] = "low",
+        consent_basis: str = REMEMBER_DEFAULTS["consent_basis"],
+        risk_level: Literal["low", "medium", "high"] = REMEMBER_DEFAULTS["risk_level"],
     ) -> dict[str, Any]:
         """Propose a memory resting on evidence (what was said or seen, verbatim).
 
         ``about`` is the subject as kind:id (default: whom this server acts for); ``evidence_ref``
         names the source (a chat or document id; default: a fresh one). The policy decides:
-        the answer says 'stored' with a receipt, or 'pending review, proposal X' (nothing stored yet).
+        the answer says 'stored' with a receipt, 'pending review, proposal X' (nothing stored yet),
+        or 'already stored: memory X' when an active memory says it already.
         """
-        subject = _subject(about or settings.acting_for)
-        if subject is None:
-            raise ToolError("say whom the memory is about: about='kind:id' (e.g. user:pm-alice)")
-        memory = _proposed_memory(subject, scope, memory_type, statement, dedupe_key)
         try:
-            reference = evidence_ref or f"mcp/{uuid.uuid4()}"
-            evidence = await client.register_evidence(evidence_kind, reference, {"text": evidence_text})
-            proposal = await client.propose(
-                "create",
-                memory=memory,
-                evidence=[evidence],
-                policy_context=context(None, consent_basis=consent_basis, risk_level=risk_level),
+            parse_subject(about or settings.acting_for)
+        except ValueError:
+            raise ToolError("say whom the memory is about: about='kind:id' (e.g. user:pm-alice)") from None
+        try:
+            outcome = await client.remember(
+                statement,
+                about=about or settings.acting_for,
+                type=memory_type,
+                scope=scope,
+                evidence_text=evidence_text,
+                evidence_kind=evidence_kind,
+                evidence_ref=evidence_ref or None,
+                dedupe_key=dedupe_key or None,
+                acting_for=settings.acting_for,  # this server's setting, never the model's choice
+                consent_basis=consent_basis,
+                risk_level=risk_level,
+                wait=settings.wait_seconds,
             )
-            return await settled(dict(proposal), "stored")
         except CustodianError as exc:
             raise _refusal(exc) from exc
+        return _answer(outcome, "stored")
 
     async def recall(
         query: str, limit: int = 5, include_inactive: bool = False, acting_for: str = ""
@@ -263,11 +241,10 @@ def _tools(bridge: _Bridge) -> list[Callable[..., Any]]:
                 reason=reason,
                 policy_context=context(None, consent_basis="explicit", risk_level=risk_level),
             )
-            return await settled(
-                dict(proposal), {"expire": "expired", "revoke": "revoked"}.get(how, "deleted")
-            )
+            outcome = await client.settle(proposal, wait=settings.wait_seconds)
         except CustodianError as exc:
             raise _refusal(exc) from exc
+        return _answer(outcome, {"expire": "expired", "revoke": "revoked"}.get(how, "deleted"))
 
     async def proposal_status(proposal_id: str) -> dict[str, Any]:
         """Where a proposal stands (pending_review, released, applied, rejected…) and its receipt."""

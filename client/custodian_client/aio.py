@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mapping, Sequence
 from typing import Any, cast
 
 import httpx
 
 from custodian_client import _core
 from custodian_client._core import Call, RetryEvent, RetryPolicy
-from custodian_client.errors import ProposalClosed, WaitTimeout
+from custodian_client.errors import CustodianError, ProposalClosed, WaitTimeout
+from custodian_client.remember import (
+    REMEMBER_DEFAULTS,
+    ReceiptWait,
+    Step,
+    remember_flow,
+    remember_request,
+    settle_flow,
+)
 from custodian_client.types import (
     BatchResult,
     Evidence,
@@ -20,6 +28,7 @@ from custodian_client.types import (
     Proposal,
     RecallResult,
     Receipt,
+    Remembered,
 )
 
 DEFAULT_TIMEOUT = 30.0
@@ -252,6 +261,75 @@ class AsyncCustodian:
 
     async def receipt(self, receipt_id: str) -> Receipt:
         return cast(Receipt, await self._send(_core.get_receipt(receipt_id)))
+
+    # --- one-call remember (custodian_client.remember) -----------------------------------------
+
+    async def remember(
+        self,
+        text: str,
+        *,
+        about: str,
+        type: str = REMEMBER_DEFAULTS["memory_type"],  # the memory's field is named type
+        scope: str = REMEMBER_DEFAULTS["scope"],
+        evidence_text: str | None = None,
+        evidence_kind: str = REMEMBER_DEFAULTS["evidence_kind"],
+        evidence_ref: str | None = None,
+        dedupe_key: str | None = None,
+        acting_for: str | None = None,
+        consent_basis: str = REMEMBER_DEFAULTS["consent_basis"],
+        risk_level: str = REMEMBER_DEFAULTS["risk_level"],
+        wait: float = REMEMBER_DEFAULTS["wait_seconds"],
+    ) -> Remembered:
+        """Remember ``text`` about ``about`` (``kind:id``) in one call: evidence, proposal, receipt.
+
+        The text is its own evidence unless ``evidence_text`` is given. The answer's ``status``
+        is ``stored``, ``pending_review``, ``queued`` (no receipt within ``wait`` seconds) or
+        ``duplicate`` (an active memory says it already; ``memory_id`` names it). A malformed
+        ``about`` raises ``ValueError`` before anything is sent; other refusals raise as
+        :meth:`propose` does.
+        """
+        request = remember_request(
+            text,
+            about=about,
+            type=type,
+            scope=scope,
+            evidence_text=evidence_text,
+            evidence_kind=evidence_kind,
+            evidence_ref=evidence_ref,
+            dedupe_key=dedupe_key,
+            acting_for=acting_for,
+            consent_basis=consent_basis,
+            risk_level=risk_level,
+            wait=wait,
+        )
+        return await self._drive(remember_flow(request))
+
+    async def settle(
+        self, proposal: Proposal, *, wait: float = REMEMBER_DEFAULTS["wait_seconds"]
+    ) -> Remembered:
+        """Say what a submitted proposal came to, in :meth:`remember`'s statuses (``stored``: applied).
+
+        Waits up to ``wait`` seconds for the receipt of one the policy allowed; never for review.
+        """
+        return await self._drive(settle_flow(proposal, wait))
+
+    async def _drive(self, flow: Generator[Step, Any, Remembered]) -> Remembered:
+        """Perform each step the flow yields; send its answer back in, or throw its error in."""
+        answer: Any = None
+        failure: CustodianError | None = None
+        while True:
+            try:
+                step = flow.throw(failure) if failure is not None else flow.send(answer)
+            except StopIteration as done:
+                return cast(Remembered, done.value)
+            answer, failure = None, None
+            try:
+                if isinstance(step, ReceiptWait):
+                    answer = await self.wait_for_receipt(step.proposal_id, timeout=step.timeout)
+                else:
+                    answer = await self._send(step)
+            except CustodianError as exc:
+                failure = exc
 
     # --- reads --------------------------------------------------------------------------------
 

@@ -89,3 +89,19 @@ class Feedback(TypedDict):
     revision: int
     verdict: str
     created_at: str
+
+
+class Remembered(TypedDict):
+    """What one ``remember`` call came to.
+
+    ``status``: ``stored`` (the receipt says applied), ``pending_review`` (nothing stored until a
+    reviewer approves), ``queued`` (allowed, no receipt within the wait), ``duplicate`` (an active
+    memory already says it: ``memory_id`` names it, nothing new stored), else the receipt's
+    outcome, or how the proposal closed without one (``withdrawn``, ``expired``…).
+    """
+
+    status: str
+    proposal_id: str | None
+    memory_id: str | None
+    proposal: Proposal | None
+    receipt: Receipt | None

@@ -78,12 +78,25 @@ EXPECTED = {
         "get after approval  [ic=0.012]",
         "deleted  [get=None]",
     ],
+    "08_openai_agents_tools.py": [
+        "- tools: forget,recall,remember",
+        '- remember: {"status": "stored", "memory_id": ',
+        '- remember: {"status": "duplicate", "memory_id": ',
+        "- remember: unknown argument(s): subject; remember accepts: text, about, type,",
+        '"state": "active", "text": "Alice prefers charts over tables (',
+        '- forget: {"status": "expired", "memory_id": ',
+    ],
 }
 
 
 def test_every_example_is_covered():
     scripts = {path.name for path in EXAMPLES.glob("[0-9][0-9]_*.py")}
     assert scripts == set(EXPECTED)
+
+
+def test_the_openai_agents_quick_start_is_example_08_as_tested():
+    page = (BASE_DIR / "docs" / "adapters" / "openai-agents.md").read_text()
+    assert '--8<-- "examples/08_openai_agents_tools.py"' in page  # included whole by pymdownx.snippets
 
 
 @pytest.mark.services

@@ -83,6 +83,19 @@ async def _session_flow(session: ClientSession, other_memory_id: str) -> dict:
     assert stored["status"] == "applied" and stored["message"].startswith("stored: memory ")
     memory_id = stored["memory_id"]
 
+    again = _data(
+        await session.call_tool(
+            "remember",
+            {
+                "statement": "Alice prefers weekly summaries",
+                "evidence_text": "Weekly, as I said.",
+                "dedupe_key": "pref:summary_cadence",
+            },
+        )
+    )
+    assert (again["status"], again["memory_id"]) == ("duplicate", memory_id)
+    assert again["message"].startswith(f"already stored: memory {memory_id}")
+
     contradiction = await session.call_tool(
         "remember",
         {
