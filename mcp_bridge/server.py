@@ -151,7 +151,7 @@ def _tools(bridge: _Bridge) -> list[Callable[..., Any]]:
         evidence_ref: str = "",
         memory_type: Literal[
             "preference", "semantic_fact", "episodic_event", "procedural_rule"
-        ] = REMEMBER_DEFAULTS["memory_type"],
+        ] = REMEMBER_DEFAULTS["type"],
         scope: Literal["user", "session", "task", "agent", "shared_team", "org"] = REMEMBER_DEFAULTS["scope"],
         about: str = "",
         dedupe_key: str = "",

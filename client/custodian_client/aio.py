@@ -269,7 +269,7 @@ class AsyncCustodian:
         text: str,
         *,
         about: str,
-        type: str = REMEMBER_DEFAULTS["memory_type"],  # the memory's field is named type
+        type: str = REMEMBER_DEFAULTS["type"],
         scope: str = REMEMBER_DEFAULTS["scope"],
         evidence_text: str | None = None,
         evidence_kind: str = REMEMBER_DEFAULTS["evidence_kind"],

@@ -134,7 +134,7 @@ class _Tools:
         outcome = await self.client.remember(
             args.text,
             about=about,
-            type=args.type or REMEMBER_DEFAULTS["memory_type"],
+            type=args.type or REMEMBER_DEFAULTS["type"],
             scope=args.scope or REMEMBER_DEFAULTS["scope"],
             evidence_text=args.evidence_text,
             dedupe_key=args.dedupe_key,

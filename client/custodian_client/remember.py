@@ -27,7 +27,7 @@ from custodian_client.types import Proposal, Receipt, Remembered
 
 REMEMBER_DEFAULTS: Mapping[str, Any] = MappingProxyType(
     {
-        "memory_type": "preference",
+        "type": "preference",
         "scope": "user",
         "evidence_kind": "conversation",
         "evidence_ref_prefix": "remember/",
@@ -81,7 +81,7 @@ def remember_request(
     text: str,
     *,
     about: str,
-    type: str = REMEMBER_DEFAULTS["memory_type"],  # the memory's field is named type
+    type: str = REMEMBER_DEFAULTS["type"],
     scope: str = REMEMBER_DEFAULTS["scope"],
     evidence_text: str | None = None,
     evidence_kind: str = REMEMBER_DEFAULTS["evidence_kind"],
