@@ -1009,6 +1009,8 @@ export interface components {
              * @description only memories linked about this entity or one merged with it (an unknown one: none)
              */
             about_entity?: string;
+            /** @description only the memories holding this dedupe_key (each still in the view the read policy allows) */
+            dedupe_key?: string;
         };
         /**
          * @description A plain serializer that refuses fields it does not declare.
