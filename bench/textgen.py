@@ -15,6 +15,8 @@ Pure Python (no Django): the floor benchmark uses it without Django too.
 import random
 from typing import Any
 
+from memory_core.statements import statement_key
+
 # Kinds a memory can be, in the mix ``memory_fields`` draws from.
 FACTOR, PREFERENCE, EPISODIC = "factor", "preference", "episodic"
 KINDS = (FACTOR, PREFERENCE, EPISODIC)
@@ -276,6 +278,8 @@ def frozen_fields(memory: dict[str, Any]) -> dict[str, Any]:
     fields = {**MEMORY_DEFAULTS, **memory}
     if (memory.get("ttl_seconds") or memory.get("expires_at")) and "retention_policy" not in memory:
         fields["retention_policy"] = "time_bound"
+    if not fields.get("dedupe_key"):
+        fields["dedupe_key"] = statement_key(fields)
     return fields
 
 

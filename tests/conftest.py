@@ -118,7 +118,11 @@ def marker() -> str:
 
 @pytest.fixture
 def remember(agent):
-    """Return a function that makes a memory exist through proposal, approvals and executor."""
+    """Return a function that makes a memory exist through proposal, approvals and executor.
+
+    Its memories claim no key derived from their statement, as MGP's writes and memories
+    stored before such keys: tests build restatements on purpose (for Dreaming to merge, say).
+    """
     reviewers = [make_person("rev-a", agent.tenant), make_person("rev-b", agent.tenant)]
 
     def make(statement: str, *, handle=None, evidence=None, **fields) -> Memory:
@@ -131,9 +135,8 @@ def remember(agent):
             "sensitivity": "internal",
             **fields,
         }
-        proposal = submit(
-            handle.agent, create_payload(memory, [evidence or make_evidence(handle.agent)], owner_context())
-        )
+        payload = create_payload(memory, [evidence or make_evidence(handle.agent)], owner_context())
+        proposal = submit(handle.agent, {**payload, "identified_by_client": True})
         people = (
             reviewers
             if handle is agent

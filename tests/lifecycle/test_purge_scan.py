@@ -65,7 +65,9 @@ def _remember(agent, people, subject, statement, content, sensitivity="confident
         "sensitivity": sensitivity,
     }
     context = {"acting_for_subject": subject, "consent_basis": "explicit", "risk_level": "low"}
-    proposal = submit(agent.agent, create_payload(memory, [make_evidence(agent.agent)], context))
+    payload = create_payload(memory, [make_evidence(agent.agent)], context)
+    # No key derived from the statement: restatements are built on purpose, for Dreaming to merge.
+    proposal = submit(agent.agent, {**payload, "identified_by_client": True})
     assert _decide(proposal, people).outcome == "applied"
     return Memory.objects.get(pk=proposal.target_id)
 
