@@ -9,7 +9,6 @@ import subprocess
 import pytest
 
 from tests.client_typescript.node import PACKAGE, node_env, run
-from tests.live import make_reviewer
 
 EXAMPLES = {
     "01_quickstart.mjs": [
@@ -23,15 +22,13 @@ EXAMPLES = {
         "recall: Alice prefers charts over tables",
         "forget: expired: memory ",
     ],
+    "03_langgraph_store.mjs": [
+        'recalled: ["Weekly summaries, please."]',
+        'stored: {"text":"Weekly summaries, please.","cadence":"weekly"}',
+        "waiting for review: ",
+        "deleted: null",
+    ],
 }
-
-
-def _live_env(live_server, agent) -> dict[str, str]:
-    return node_env(
-        CUSTODIAN_URL=live_server.url,
-        CUSTODIAN_TOKEN=agent.token,
-        CUSTODIAN_REVIEWER_TOKEN=make_reviewer("pm", agent.tenant).token,
-    )
 
 
 def test_every_example_is_covered():
@@ -46,19 +43,18 @@ def test_offline_tests_pass(package):
 
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)
-def test_node_tests_pass_against_a_live_custodian(package, live_server, agent, executor):
-    env = _live_env(live_server, agent)
-    print(run(["node", "--test", "--test-concurrency=1", "test/live/"], env=env, timeout=600))
+def test_node_tests_pass_against_a_live_custodian(package, live_env, executor):
+    print(run(["node", "--test", "--test-concurrency=1", "test/live/"], env=live_env, timeout=600))
 
 
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("script", sorted(EXAMPLES))
-def test_example_runs_and_says_what_it_should(script, package, live_server, agent, executor):
+def test_example_runs_and_says_what_it_should(script, package, live_env, executor):
     done = subprocess.run(
         ["node", f"examples/{script}"],
         cwd=PACKAGE,
-        env=_live_env(live_server, agent),
+        env=live_env,
         capture_output=True,
         text=True,
         timeout=300,

@@ -2,6 +2,8 @@
 // and each line marked @ts-expect-error must not (tsc fails the build when one stops erring).
 import { Custodian, type Proposal, type RememberResult, ProposalDenied, REMEMBER_DEFAULTS } from "custodian-client";
 import { custodianTools } from "custodian-client/ai";
+import { CustodianStore, defaultRoute, PendingReview, type Placement } from "custodian-client/langgraph";
+import { Annotation, START, StateGraph } from "@langchain/langgraph";
 
 const custodian = new Custodian("http://127.0.0.1:8000", "cst_token", { retry: { maxRetries: 2 } });
 
@@ -42,4 +44,31 @@ export async function typed(): Promise<void> {
   void result;
   // @ts-expect-error: recall takes no memory_type
   await tools.recall.execute?.({ query: "q", limit: null, include_inactive: null, memory_type: null }, { toolCallId: "2", messages: [] });
+}
+
+export async function langgraph(): Promise<void> {
+  const desk = (namespace: string[]): Placement => ({ ...defaultRoute(namespace), scope: "shared_team", memoryType: "semantic_fact" });
+  const store = new CustodianStore(custodian, { route: desk, consentBasis: "explicit", deleteAction: "expire" });
+  const graph = new StateGraph(Annotation.Root({ said: Annotation<string>() }))
+    .addNode("remember", async (state, config) => {
+      try {
+        await config.store?.put(["org", "quant-desk"], "k", { text: state.said });
+      } catch (error) {
+        if (error instanceof PendingReview) return { said: error.proposalId };
+        throw error;
+      }
+      return {};
+    })
+    .addEdge(START, "remember")
+    .compile({ store });
+  void graph;
+  const item = await store.get(["memories", "pm-alice"], "k");
+  const created: Date | undefined = item?.createdAt;
+  void created;
+
+  // @ts-expect-error: a delete is a delete or an expire, never a purge
+  new CustodianStore(custodian, { deleteAction: "purge" });
+  // @ts-expect-error: a scope the API does not have
+  const galaxy: Placement = { ...defaultRoute(["user", "a"]), scope: "galaxy" };
+  void galaxy;
 }
