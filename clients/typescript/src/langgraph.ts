@@ -497,13 +497,12 @@ export class CustodianStore extends BaseStore {
   /** Find the item's memory by its dedupe_key, as recall serves it to this caller. */
   async #lookup(namespace: string[], key: string): Promise<Stored | null> {
     const placement = this.route(namespace);
-    // `dedupe_key` is a recall filter the generated request types do not list yet.
-    const filters = {
+    const filters: RecallFilters = {
       subject: subjectOf(placement),
       scope: placement.scope,
       types: [placement.memoryType],
       dedupe_key: await dedupeKey(namespace, key),
-    } as RecallFilters;
+    };
     const found = await this.client.recall("", { filters, limit: 1, policyContext: this.#readContext(placement) });
     for (const result of found.results) {
       const stored = storedFrom(result);
