@@ -103,7 +103,7 @@ def test_the_readme_walkthrough_reaches_a_receipt_and_every_chain_verifies(demo_
         )
     assert script.returncode == 0, script.stdout + script.stderr
     assert script.stdout.split()[:2] == ["auto_apply", "applied"], script.stdout
-    assert "Alice prefers weekly summaries" in script.stdout
+    assert "Alice prefers summaries as bullet points" in script.stdout
     verified = _manage(var_dir, "verify_receipts")
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "BROKEN" not in verified.stdout
