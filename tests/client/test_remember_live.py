@@ -63,6 +63,22 @@ def test_a_remember_that_needs_review_stores_nothing_until_approved(live_server,
 
 @pytest.mark.services
 @live
+def test_saying_it_again_in_other_words_case_and_spacing_answers_duplicate(live_server, agent, executor):
+    with Custodian(live_server.url, agent.token) as custodian:
+        first = custodian.remember("Alice prefers weekly summaries", about="user:pm-alice", wait=60)
+        again = custodian.remember("  alice prefers WEEKLY summaries. ", about="user:pm-alice", wait=60)
+        other = custodian.remember("Alice prefers daily summaries", about="user:pm-alice", wait=60)
+        found = custodian.recall("summaries", policy_context={"acting_for_subject": ALICE})
+
+    assert first["status"] == other["status"] == "stored"
+    assert (again["status"], again["memory_id"]) == ("duplicate", first["memory_id"])
+    assert Memory.objects.filter(subject_id="pm-alice").count() == 2
+    statements = [item["memory"]["content"]["statement"] for item in found["results"]]
+    assert sorted(statements) == ["Alice prefers daily summaries", "Alice prefers weekly summaries"]
+
+
+@pytest.mark.services
+@live
 def test_remembering_the_same_thing_under_its_dedupe_key_answers_duplicate(live_server, agent, executor):
     with Custodian(live_server.url, agent.token) as custodian:
         kept = dict(about="user:pm-alice", dedupe_key="pref:pm-alice:cadence", wait=60)
