@@ -338,7 +338,7 @@ def _time(memory: Memory, rule: ReadRule) -> float:
     """
     if memory.valid_from:
         return memory.valid_from.timestamp()
-    occurred = _occurred_at(memory) if rule.mode == "raw" else None
+    occurred = occurred_at_of(memory) if rule.mode == "raw" else None
     if isinstance(occurred, str):
         parsed = parse_datetime(occurred)
         if parsed is not None and parsed.tzinfo is not None:
@@ -346,7 +346,7 @@ def _time(memory: Memory, rule: ReadRule) -> float:
     return memory.created_at.timestamp()
 
 
-def _occurred_at(memory: Memory):
+def occurred_at_of(memory: Memory):
     """The content's ``occurred_at``: a recall window reads it as a column instead of the content."""
     if "content" in memory.get_deferred_fields():
         return getattr(memory, "occurred_at", None)

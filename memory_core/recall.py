@@ -29,7 +29,15 @@ from memory_core.models import (
     MemoryLink,
     MemoryReads,
 )
-from memory_core.ranking import DENSE_POOL, WINDOW, Scored, dense_order, rerank, weights_for
+from memory_core.ranking import (
+    DENSE_POOL,
+    WINDOW,
+    Scored,
+    dense_order,
+    occurred_at_of,
+    rerank,
+    weights_for,
+)
 from memory_core.read_policy import active_read_policy
 from memory_core.return_modes import matched_terms, present
 from memory_core.search import ranked
@@ -269,6 +277,7 @@ def _restates(entry: Scored, said: set[tuple[str, ...]]) -> bool:
         normalised_statement(statement),
         instant(memory.valid_from),
         instant(memory.valid_to),
+        instant(occurred_at_of(memory)),
     )
     if key in said:
         return True

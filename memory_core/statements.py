@@ -1,8 +1,9 @@
 """Saying the same thing twice: a statement's normal form, and the dedupe key it implies.
 
 A create that cites no ``dedupe_key`` claims one derived from what it says:
-its subject, scope, type, normalised statement and validity window (the same
-sentence true over another period is another fact). Everything that keeps one
+its subject, scope, type, normalised statement, validity window and, for an
+event, when it occurred (the same sentence true over another period, or said
+again on another day, is another memory). Everything that keeps one
 active memory per key (the ``deny-duplicate`` rule at submission, the
 executor's re-check, the partial unique index) then keeps restatements from
 piling up, and a later update that rewords the statement moves the key with it.
@@ -47,15 +48,18 @@ def statement_key(fields: Mapping[str, Any]) -> str:
         normalised_statement(statement),
         instant(fields.get("valid_from")),
         instant(fields.get("valid_to")),
+        instant((fields.get("content") or {}).get("occurred_at")),
     )
     said = "\x1f".join(str(part) for part in parts)
     return STATEMENT_KEY_PREFIX + hashlib.sha256(said.encode()).hexdigest()[:48]
 
 
-def instant(value: str | datetime | None) -> str:
+def instant(value: object) -> str:
     """One spelling per moment (UTC, ISO 8601), whether it came as JSON text or a column."""
     moment = parse_datetime(value) if isinstance(value, str) else value
-    return moment.astimezone(UTC).isoformat() if moment is not None else ""
+    if not isinstance(moment, datetime):
+        return str(value or "")  # not a moment (a schema may allow free text): as written
+    return moment.astimezone(UTC).isoformat() if moment.tzinfo else moment.isoformat()
 
 
 def is_statement_key(key: str) -> bool:

@@ -46,7 +46,11 @@ class _Restated(TextGenerator):
         self._next = self.OFFSET
 
     def memory_payload(self, i: int, *, kind: str | None = None) -> dict:
-        return super().memory_payload(self.sources[i - self.OFFSET], kind=kind)
+        # Under a key of its own: a create without one would claim its statement's key, which the
+        # original holds (restatements stored before such keys, or under other keys, are what
+        # Dreaming merges).
+        memory = super().memory_payload(self.sources[i - self.OFFSET], kind=kind)
+        return {**memory, "dedupe_key": f"restated:{SEED}-{i}"}
 
 
 def run(ctx: Context) -> dict:

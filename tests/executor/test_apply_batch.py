@@ -23,7 +23,8 @@ def _preferences(agent, count: int, evidence) -> list[Proposal]:
         submit(
             agent.agent,
             create_payload(
-                user_preference(content={"statement": f"prefers {n}", "preference_key": f"k{n}"}), evidence
+                user_preference(content={"statement": f"prefers {n} of {count}", "preference_key": f"k{n}"}),
+                evidence,
             ),
         )
         for n in range(count)

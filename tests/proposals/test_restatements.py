@@ -151,3 +151,15 @@ def test_recall_serves_one_of_memories_that_say_the_same(agent, api):
     body = api.post("/api/v1/recall/search", {"query": "weekly"}, format="json").json()
     statements = [item["memory"]["content"]["statement"] for item in body["results"]]
     assert sorted(statements) == ["Alice prefers weekly charts", "Alice prefers weekly summaries."]
+
+
+def test_an_event_said_again_at_another_time_is_another_event(agent, api):
+    def event(at: str) -> dict:
+        content = {"statement": "Alice ran the momentum backtest", "occurred_at": at}
+        return user_preference(type="episodic_event", content=content)
+
+    assert _post(agent, api, event("2026-11-02T09:00:00Z")).status_code == 201
+    apply_released(Proposal.objects.get())
+    assert _post(agent, api, event("2026-11-03T09:00:00Z")).status_code == 201
+    refused = _post(agent, api, event("2026-11-02T10:00:00+01:00"))  # the same moment, spelled otherwise
+    assert refused.json()["code"] == "duplicate_of_active_memory"
