@@ -33,14 +33,14 @@ PROBE_KEY = "custodian:readyz"
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one check found: ``ok``, else a short ``reason``; ``figures``: ages in whole seconds, counts."""
+    """What one check found: ``ok``, else a short ``reason``; ``ages`` in whole seconds."""
 
     ok: bool
     reason: str = ""
-    figures: dict[str, int] = field(default_factory=dict)
+    ages: dict[str, int] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, object]:
-        body: dict[str, object] = {"ok": self.ok, **self.figures}
+        body: dict[str, object] = {"ok": self.ok, **self.ages}
         if self.reason:
             body["reason"] = self.reason
         return body
@@ -72,9 +72,8 @@ def check_cache(now: datetime) -> Outcome:
     """The shared cache (throttle counters, nudge coalescing) takes a write and reads it back."""
     cache = caches["default"]
     if isinstance(cache, RedisCache):
-        location = settings.CACHES["default"]["LOCATION"]  # the first server is the one written to
-        servers = location if isinstance(location, list | tuple) else str(location).split(",")
-        return _redis_takes_a_write(str(servers[0]))
+        location = settings.CACHES["default"]["LOCATION"]
+        return _redis_takes_a_write(location[0] if isinstance(location, list | tuple) else str(location))
     token = os.urandom(8).hex()
     cache.set(PROBE_KEY, token, timeout=10)
     if cache.get(PROBE_KEY) != token:
@@ -91,10 +90,10 @@ def check_worker(now: datetime) -> Outcome:
     if seen["latest"] is None:
         return Outcome(ok=False, reason="no worker seen")
     age = _age(now, seen["latest"])
-    figures = {"age_seconds": age, "workers_seen": seen["recent"]}
+    ages = {"age_seconds": age, "workers_seen": seen["recent"]}
     if seen["recent"] == 0:
-        return Outcome(ok=False, reason=f"no worker seen for over {bound} s", figures=figures)
-    return Outcome(ok=True, figures=figures)
+        return Outcome(ok=False, reason=f"no worker seen for over {bound} s", ages=ages)
+    return Outcome(ok=True, ages=ages)
 
 
 def check_outbox(now: datetime) -> Outcome:
@@ -118,10 +117,10 @@ def check_outbox(now: datetime) -> Outcome:
     )
     oldest = min((moment for moment in (pending, expired) if moment is not None), default=None)
     age = 0 if oldest is None else _age(now, oldest)
-    figures = {"oldest_due_seconds": age}
+    ages = {"oldest_due_seconds": age}
     if age > bound:
-        return Outcome(ok=False, reason=f"an entry has been due for over {bound} s", figures=figures)
-    return Outcome(ok=True, figures=figures)
+        return Outcome(ok=False, reason=f"an entry has been due for over {bound} s", ages=ages)
+    return Outcome(ok=True, ages=ages)
 
 
 Check = Callable[[datetime], Outcome]

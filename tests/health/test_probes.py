@@ -73,10 +73,7 @@ def test_ready_with_a_running_worker_then_not_once_its_heartbeat_is_older_than_t
     empty_broker()
     with celery_worker(tmp_path, beat=True):
         ready = wait_for_readyz(live_server, 200)
-        started = WorkerHeartbeat.objects.get()
-        # Then the tasks it takes (beat's sweep, every second here) keep its heartbeat fresh.
-        wait_until(lambda: WorkerHeartbeat.objects.get().seen_at > started.seen_at, what="a task's heartbeat")
-    node = started.node
+        node = WorkerHeartbeat.objects.get().node
     body = ready.json()
     assert body["status"] == "ready" and "failing" not in body
     assert list(body["checks"]) == CHECK_NAMES
