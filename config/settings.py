@@ -309,9 +309,8 @@ CUSTODIAN_CHECKPOINT_PUBLIC_KEY = os.environ.get("CUSTODIAN_CHECKPOINT_PUBLIC_KE
 CUSTODIAN_TOKEN_TTL_DAYS = int(os.environ.get("CUSTODIAN_TOKEN_TTL_DAYS", 90))
 
 # GET /readyz: the newest executor worker heartbeat (health.heartbeat) may be this many seconds
-# old (above the task time limit, so one long task on a single-process worker is no outage), and
-# an outbox entry may have been due this long without being applied.
-CUSTODIAN_READY_WORKER_SECONDS = int(os.environ.get("CUSTODIAN_READY_WORKER_SECONDS", 120))
+# old, and an outbox entry may have been due this long without being applied.
+CUSTODIAN_READY_WORKER_SECONDS = int(os.environ.get("CUSTODIAN_READY_WORKER_SECONDS", 60))
 CUSTODIAN_READY_OUTBOX_SECONDS = int(os.environ.get("CUSTODIAN_READY_OUTBOX_SECONDS", 300))
 
 # Executor tuning: how long a dispatched entry is leased before the sweep may
