@@ -40,7 +40,7 @@ def test_conflicting_updates_apply_exactly_once_per_base_revision(
                 "action": "update",
                 "memory_id": str(memory.id),
                 "base_revision": 1,
-                "changes": {"content": {"statement": f"variant {n}"}},
+                "changes": {"content": {"statement": f"variant {n} of {memory.id}"}},  # restating none
                 "evidence": [evidence],
                 "policy_context": owner_context(),
             }
