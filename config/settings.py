@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "reviews",
     "executor",
     "mgp",
+    "health",
     "mcp_bridge",
 ]
 
@@ -306,6 +307,12 @@ CUSTODIAN_CHECKPOINT_PUBLIC_KEY = os.environ.get("CUSTODIAN_CHECKPOINT_PUBLIC_KE
 
 # Bearer tokens expire after this many days unless issued with --expires-days (0: never).
 CUSTODIAN_TOKEN_TTL_DAYS = int(os.environ.get("CUSTODIAN_TOKEN_TTL_DAYS", 90))
+
+# GET /readyz: the newest executor worker heartbeat (health.heartbeat) may be this many seconds
+# old (above the task time limit, so one long task on a single-process worker is no outage), and
+# an outbox entry may have been due this long without being applied.
+CUSTODIAN_READY_WORKER_SECONDS = int(os.environ.get("CUSTODIAN_READY_WORKER_SECONDS", 120))
+CUSTODIAN_READY_OUTBOX_SECONDS = int(os.environ.get("CUSTODIAN_READY_OUTBOX_SECONDS", 300))
 
 # Executor tuning: how long a dispatched entry is leased before the sweep may
 # hand it out again, and how many attempts before it is dead-lettered. On PostgreSQL the expiry

@@ -6,8 +6,8 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from core.health import ReadyzApi
 from executor.api import ReceiptDetailApi, ReceiptListApi
+from health.views import LivezApi, ReadyzApi
 from maintenance.dreaming.api import DreamingRunListApi
 from memory_core.api import MemoryDetailApi, RecallFeedbackApi, RecallSearchApi
 from memory_core.audit_api import AuditEventListApi
@@ -80,6 +80,8 @@ urlpatterns = [
     path("review/", include("executor.urls")),
     path("api/v1/", include(api_v1)),
     path("mgp/", include("mgp.urls")),
+    path("livez", LivezApi.as_view(), name="livez"),
+    path("healthz", LivezApi.as_view(), name="healthz"),  # the older name balancers poll
     path("readyz", ReadyzApi.as_view(), name="readyz"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", csp(SWAGGER_UI_POLICY)(SpectacularSwaggerView.as_view(url_name="schema")), name="docs"),

@@ -11,7 +11,8 @@ custodian_executor  the Celery executor: the only role that writes memories and
                     DELETE them; writes
                     proposals (outcomes, retention and system proposals, purge
                     scrubs) and outbox rows; no write at all on people, groups,
-                    permissions, tokens, sessions, evidence or decisions.
+                    permissions, tokens, sessions, evidence or decisions;
+                    and its own heartbeat (``health``), which the web role only reads.
 
 A row that records an authority decision is written only by the role that
 made the decision. Where a role needs a table but not every state of its
@@ -105,6 +106,7 @@ EXECUTOR_WRITES = {
     "mgp_mgprecord": "DELETE",
     "mgp_mgptask": "UPDATE (request, result, subject_kind, subject_id, updated_at)",
     "mgp_mgpevent": "UPDATE (target)",  # and blanks the MGP id the refusals named (append-only otherwise)
+    "health_workerheartbeat": "INSERT, UPDATE, DELETE",  # when each worker node was last seen (GET /readyz)
 }
 READ_ONLY = {"auth_permission", "django_content_type", "django_migrations"}  # written by migrate only
 GRANTS = {WEB: WEB_WRITES, EXECUTOR: EXECUTOR_WRITES}
