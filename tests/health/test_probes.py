@@ -5,6 +5,8 @@ file) and PostgreSQL with Redis (``services``), the worker connected as ``custod
 """
 
 import contextlib
+import shutil
+import subprocess
 from collections.abc import Iterator
 from datetime import timedelta
 
@@ -17,6 +19,7 @@ from django.utils import timezone
 from health.models import WorkerHeartbeat
 from proposals.models import OutboxEntry
 from tests.factories import create_payload, make_evidence, submit, user_preference
+from tests.faults.harness import free_port
 from tests.workers import celery_worker, empty_broker, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -143,6 +146,44 @@ def test_unreachable_redis_names_the_broker_and_the_cache_and_answers_503(live_s
     assert body["checks"]["cache"] == {"ok": False, "reason": "unreachable"}
     assert body["checks"]["database"]["ok"] and body["checks"]["outbox"]["ok"]
     assert "127.0.0.1" not in response.text and "redis" not in response.text
+
+
+@contextlib.contextmanager
+def redis_server(port: int) -> Iterator[subprocess.Popen]:
+    """A Redis of the test's own on ``port``, keeping nothing on disk; killed on the way out."""
+    server = subprocess.Popen(
+        [
+            shutil.which("redis-server") or "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        yield server
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+
+
+@pytest.mark.services
+def test_stopping_a_running_redis_turns_ready_into_503_and_starting_it_again_back(live_server, settings):
+    port = free_port()
+    settings.CELERY_BROKER_URL = f"redis://127.0.0.1:{port}/0"
+    settings.CACHES = {"default": {**settings.CACHES["default"], "LOCATION": f"redis://127.0.0.1:{port}/1"}}
+    with redis_server(port):
+        wait_for_readyz(live_server, 200, "worker")
+    stopped = wait_for_readyz(live_server, 503, "worker").json()
+    assert stopped["failing"] == ["broker", "cache"]
+    assert stopped["checks"]["database"]["ok"] and stopped["checks"]["outbox"]["ok"]
+    with redis_server(port):
+        assert wait_for_readyz(live_server, 200, "worker").json()["status"] == "ready"
 
 
 def test_a_filesystem_broker_without_its_folders_is_not_ready(live_server, settings, tmp_path):
