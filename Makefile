@@ -29,6 +29,7 @@ typescript-schema: $(BIN)/.installed $(TS)/node_modules/.installed
 # Without DATABASE_URL / REDIS_URL: a SQLite file and a filesystem broker under var/.
 run: $(BIN)/.installed
 	mkdir -p var/broker/queue var/broker/processed
+	$(BIN)/python manage.py preflight --wait $${CUSTODIAN_PREFLIGHT_WAIT:-0}
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
 	case "$$DATABASE_URL" in postgres*) $(BIN)/python manage.py setup_db_roles ;; esac

@@ -9,6 +9,10 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     from django.core.management import execute_from_command_line
 
+    from config.environment import load_settings_or_exit
+
+    load_settings_or_exit()
+
     execute_from_command_line(sys.argv)
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 import dj_database_url
 from csp.constants import NONE, SELF
 
+from config.environment import check_service_urls
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CUSTODIAN_VAR_DIR", BASE_DIR / "var"))
 
@@ -87,6 +89,7 @@ TEMPLATES = [
 
 WSGI_APPLICATION = "config.wsgi.application"
 
+check_service_urls(dict(os.environ))  # a mistyped URL stops here, in one line
 DATABASE_URL = os.environ.get("DATABASE_URL")
 if DATABASE_URL:
     # Persistent connections suit gunicorn (one per worker, or per thread: config/gunicorn.py)

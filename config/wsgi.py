@@ -2,7 +2,10 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
+from config.environment import load_settings_or_exit
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+load_settings_or_exit()
 application = get_wsgi_application()
 if (
     os.environ.get("CUSTODIAN_SERVE_STATIC") == "1"

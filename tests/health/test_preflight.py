@@ -1,0 +1,78 @@
+"""Start-up with a mistyped or unreachable dependency: one line naming it, never a traceback.
+
+Run as a process starts (``manage.py``, the Celery app, the WSGI app), in both modes.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CLOSED = "127.0.0.1:1"
+
+
+def run(*command: str, **environ: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **environ}
+    return subprocess.run(
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def manage(*args: str, **environ: str) -> subprocess.CompletedProcess[str]:
+    return run(sys.executable, "manage.py", *args, **environ)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "said"),
+    [
+        (
+            "DATABASE_URL",
+            "mysqll://db/custodian",
+            "DATABASE_URL has 'mysqll://'; it must start with postgres://",
+        ),
+        ("DATABASE_URL", "127.0.0.1:5432/custodian", "DATABASE_URL has no scheme"),
+        ("DATABASE_URL", "postgres://db:port/custodian", "DATABASE_URL is not a valid URL"),
+        ("REDIS_URL", "htp://127.0.0.1:6379/0", "REDIS_URL has 'htp://'; it must start with redis://"),
+        ("CACHE_URL", "redis://", "CACHE_URL names no server"),
+    ],
+)
+def test_a_mistyped_url_stops_every_entry_point_with_one_line(name, value, said):
+    for entry in (
+        [sys.executable, "manage.py", "check"],
+        [sys.executable, "-c", "import config.wsgi"],
+        [sys.executable, "-c", "import config.celery"],
+    ):
+        done = run(*entry, **{name: value})
+        assert done.returncode == 2, (entry, done.stderr)
+        assert done.stderr.splitlines() == [done.stderr.strip()], done.stderr  # one line
+        assert done.stderr.startswith(f"custodian: {said}"), done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_preflight_names_each_unreachable_dependency_without_its_password():
+    done = manage(
+        "preflight",
+        DATABASE_URL=f"postgres://custodian:s3cret@{CLOSED}/custodian",
+        REDIS_URL=f"redis://:s3cret@{CLOSED}/0",
+    )
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.strip().splitlines()
+    named = [line.split(" at ")[0].removeprefix("custodian: ") for line in lines]
+    assert named == ["database", "broker", "cache"]
+    assert all(f"at {CLOSED} does not answer" in line for line in lines), lines
+    assert "s3cret" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_preflight_waits_a_bounded_time_then_gives_up():
+    done = manage("preflight", "--wait", "2", REDIS_URL=f"redis://{CLOSED}/0")
+    assert done.returncode == 1
+    assert "custodian: broker at 127.0.0.1:1 does not answer" in done.stderr
+
+
+def test_preflight_passes_where_the_dependencies_answer():
+    done = manage("preflight")  # this run's own database and broker (either mode)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "custodian: database, broker and cache answer"
