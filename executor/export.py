@@ -84,9 +84,15 @@ def segments(selected: QuerySet[Receipt]) -> list[Segment]:
 
 def jsonl_lines(selected: QuerySet[Receipt], *, exported_by: str, filters: str) -> Iterator[str]:
     """Yield the JSON Lines export of ``selected``: header, per tenant a segment and its receipts, end."""
+    for item in jsonl_items(selected, exported_by=exported_by, filters=filters):
+        yield _line(item)
+
+
+def jsonl_items(selected: QuerySet[Receipt], *, exported_by: str, filters: str) -> Iterator[dict[str, Any]]:
+    """The export's lines as objects (a tenant export embeds them, ``executor.transfer``)."""
     plans = segments(selected)
     key = public_key_text()
-    yield _line(
+    yield (
         {
             "kind": "export",
             "format": FORMAT,
@@ -99,7 +105,7 @@ def jsonl_lines(selected: QuerySet[Receipt], *, exported_by: str, filters: str) 
     )
     count = 0
     for plan in plans:
-        yield _line(
+        yield (
             {
                 "kind": "segment",
                 "tenant_id": str(plan.tenant_id),
@@ -121,10 +127,8 @@ def jsonl_lines(selected: QuerySet[Receipt], *, exported_by: str, filters: str) 
             for row in receipt_rows(plan.tenant_id, first, last):
                 count += 1
                 body = Receipt.body_of(row)
-                yield _line(
-                    {"kind": "receipt", "selected": row["seq"] in chosen, "hash": row["hash"], "body": body}
-                )
-    yield _line({"kind": "end", "tenants": len(plans), "receipts": count})
+                yield {"kind": "receipt", "selected": row["seq"] in chosen, "hash": row["hash"], "body": body}
+    yield {"kind": "end", "tenants": len(plans), "receipts": count}
 
 
 def csv_lines(selected: QuerySet[Receipt]) -> Iterator[str]:

@@ -4,7 +4,9 @@ Every governed row is exported in dependency order with Django's ``jsonl``
 serializer (people referenced by decisions or history go by username).
 Every table whose rows refer to an exported row is either exported too
 (``EXPORTED``) or left out for the reason ``NOT_EXPORTED`` gives; a test
-walks the foreign keys so a new table cannot be forgotten. Tokens and object
+walks the foreign keys so a new table cannot be forgotten. The file ends with
+the tenant's receipt export embedded (``executor.offline``), so an auditor
+verifies it offline with ``verify_export`` as they would the admin's. Tokens and object
 permissions are not exported: operators issue and grant them again. An import
 runs in one transaction and is refused, leaving nothing behind, if the tenant
 exists or its receipt chain does not verify.
@@ -25,7 +27,9 @@ from django.db.models import Model
 
 from core.errors import DomainError
 from evidence.models import EvidenceRevision, EvidenceSource
+from executor.export import jsonl_items
 from executor.models import Receipt, ReceiptChain
+from executor.offline import EMBEDDED_LINE, TENANT_EXPORT_HEADER
 from executor.verification import verify_tenant
 from memory_core.models import (
     AccessEvent,
@@ -85,7 +89,7 @@ NOT_EXPORTED = {
     "executor.ChainVerification": "a past run of verify now; the import verifies the chain itself",
     "mgp.MgpTask": "an async MGP call's state; a client asks again",
 }
-USERNAMES = "custodian.usernames"
+USERNAMES = TENANT_EXPORT_HEADER
 
 
 class ExactJSONEncoder(DjangoJSONEncoder):
@@ -135,6 +139,9 @@ def export_tenant(
             count += len(chunk)
         progress(model._meta.label, count)
         written += count
+    receipts = Receipt.objects.filter(tenant=tenant)
+    for item in jsonl_items(receipts, exported_by="export_tenant", filters=f"tenant={tenant.name}"):
+        out.write(json.dumps({"model": EMBEDDED_LINE, "line": item}, cls=ExactJSONEncoder) + "\n")
     return written
 
 
@@ -184,12 +191,18 @@ RENAMED_FIELDS = {
     "proposals.proposal": {"target_memory_id": "target_id"},
     "proposals.historicalproposal": {"target_memory_id": "target_id"},
 }
+_EMBEDDED_PREFIX = json.dumps({"model": EMBEDDED_LINE})[:-1]
 _OLD_NAMES = tuple({f'"{old}"' for renames in RENAMED_FIELDS.values() for old in renames})
 
 
 def _current_field_names(lines: Iterable[str]) -> Iterator[str]:
-    """Each export line with its fields under their current names (a line naming none passes as is)."""
+    """Each row line with its fields under their current names (a line naming none passes as is).
+
+    The embedded receipt export is for offline verification; the import verifies the chain itself.
+    """
     for line in lines:
+        if line.startswith(_EMBEDDED_PREFIX):
+            continue
         if any(old in line for old in _OLD_NAMES):
             row = json.loads(line)
             renames = RENAMED_FIELDS.get(row.get("model", ""), {})
