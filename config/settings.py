@@ -196,7 +196,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["tenancy.authentication.IsAgent"],
     "DEFAULT_PARSER_CLASSES": ["core.api.parsers.StrictJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "core.api.openapi.CustodianAutoSchema",
     "EXCEPTION_HANDLER": "core.api.problems.problem_exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["tenancy.throttling.TokenRateThrottle"],
     # List endpoints declare a FilterSet: invalid values answer validation_error, the schema lists them.
@@ -222,6 +222,8 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.api.openapi.add_problem_responses",
+        "mgp.openapi.add_mgp_routes",
+        "core.api.openapi.tag_by_area",  # last: it tags every route the hooks above added
     ],
     "ENUM_NAME_OVERRIDES": {
         "EvidenceKindEnum": "evidence.models.EvidenceSource.Kind",

@@ -74,7 +74,7 @@ class ReceiptListApi(ListAPIView[Receipt]):
     def get_queryset(self) -> QuerySet[Receipt]:
         return receipt_list(tenant=request_agent(self.request).tenant).select_related("proposal")
 
-    @extend_schema(parameters=READ_CONTEXT_PARAMETERS)
+    @extend_schema(summary="List receipts", parameters=READ_CONTEXT_PARAMETERS)
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         self.read_context = read_context(request)  # refused (403) before anything is listed
         return self.list(request, *args, **kwargs)
@@ -84,7 +84,9 @@ class ReceiptListApi(ListAPIView[Receipt]):
 
 
 class ReceiptDetailApi(APIView):
-    @extend_schema(parameters=READ_CONTEXT_PARAMETERS, responses=ReceiptOutput)
+    """One receipt: what the executor did with a released proposal, and its place in the hash chain."""
+
+    @extend_schema(summary="Get a receipt", parameters=READ_CONTEXT_PARAMETERS, responses=ReceiptOutput)
     def get(self, request: Any, receipt_id: uuid.UUID) -> Response:
         context = read_context(request)
         receipt = receipt_detail(tenant=request.user.tenant, receipt_id=receipt_id)

@@ -6,7 +6,8 @@ throttled answer in MGP's error envelope; /livez is never throttled, so a busy a
 """
 
 from django.http import JsonResponse
-from rest_framework import exceptions
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import exceptions, serializers
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.parsers import BaseParser
 from rest_framework.permissions import BasePermission
@@ -17,22 +18,35 @@ from rest_framework.views import APIView
 
 from health.probes import CHECKS, run_checks
 
+LIVE = inline_serializer("Live", {"status": serializers.ChoiceField(["live"])})
+READY = inline_serializer(
+    "Readiness",
+    {
+        "status": serializers.ChoiceField(["ready", "unavailable"]),
+        "checks": serializers.DictField(
+            child=serializers.DictField(), help_text="per check: ok, a short reason, ages in seconds"
+        ),
+        "failing": serializers.ListField(child=serializers.CharField(), required=False),
+        "excluded": serializers.ListField(child=serializers.CharField(), required=False),
+    },
+)
+
 
 class LivezApi(APIView):
-    """GET /livez: the process answers; it checks nothing else (a restart would not fix a dependency)."""
+    """The process answers; it checks nothing else (a restart would not fix a dependency)."""
 
     authentication_classes: list[type[BaseAuthentication]] = []
     permission_classes: list[type[BasePermission]] = []
     parser_classes: list[type[BaseParser]] = []
     throttle_classes: list[type[BaseThrottle]] = []
-    schema = None  # not part of Custodian's API (/api/schema/)
 
+    @extend_schema(summary="Liveness probe", auth=[], responses={200: LIVE})
     def get(self, request: Request) -> JsonResponse:
         return JsonResponse({"status": "live"})
 
 
 class ReadyzApi(APIView):
-    """GET /readyz: every check passes (200 ``ready``), else 503 ``unavailable`` naming the failing ones.
+    """Every check passes (200 ``ready``), else 503 ``unavailable`` naming the failing ones.
 
     ``?exclude=worker&exclude=outbox`` skips checks by name, as Kubernetes' own /readyz does.
     """
@@ -40,8 +54,19 @@ class ReadyzApi(APIView):
     authentication_classes: list[type[BaseAuthentication]] = []
     permission_classes: list[type[BasePermission]] = []
     parser_classes: list[type[BaseParser]] = []
-    schema = None
 
+    @extend_schema(
+        summary="Readiness probe",
+        auth=[],
+        parameters=[
+            OpenApiParameter("exclude", str, many=True, enum=list(CHECKS), description="skip a check")
+        ],
+        responses={
+            200: READY,
+            503: OpenApiResponse(READY, description="not ready: `failing` names the checks"),
+            429: OpenApiResponse(description="throttled, in MGP's error envelope"),
+        },
+    )
     def get(self, request: Request) -> JsonResponse:
         excluded = frozenset(request.query_params.getlist("exclude")) & CHECKS.keys()
         outcomes = run_checks(exclude=excluded)

@@ -98,6 +98,7 @@ class RecallSearchApi(APIView):
     """Recall memories: ranked, filtered, each item in the view the read policy allows."""
 
     @extend_schema(
+        summary="Recall memories",
         request=RecallSearchInput,
         responses={
             200: OpenApiResponse(
@@ -177,6 +178,7 @@ class RecallFeedbackApi(APIView):
     """
 
     @extend_schema(
+        summary="Rate a recalled item",
         request=RecallFeedbackInput,
         responses={
             201: RecallFeedbackOutput,
@@ -224,6 +226,7 @@ class MemoryDetailApi(APIView):
     """Get one memory in the view policy allows; denied, purged and unknown are all 404."""
 
     @extend_schema(
+        summary="Get a memory",
         parameters=[*READ_CONTEXT_PARAMETERS, OpenApiParameter("correlation_id", str)],
         responses={200: OpenApiResponse(description="memory, return_mode, rule, consumable_text")},
     )

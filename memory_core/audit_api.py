@@ -5,6 +5,7 @@ What a search asked (its query text and filters) is shown to the agent that aske
 people; another agent of the tenant sees that the search happened, not what it asked.
 """
 
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers
 from rest_framework.generics import ListAPIView
 
@@ -55,6 +56,7 @@ class AccessEventOutput(serializers.ModelSerializer):
         return data
 
 
+@extend_schema_view(get=extend_schema(summary="List audited reads"))
 class AuditEventListApi(ListAPIView):
     """Audited reads, newest first, filtered by memory, actor, action, correlation id or time."""
 

@@ -141,6 +141,7 @@ class ObservationApi(APIView):
     """Hand over one observation; every candidate memory it yields is submitted as a proposal."""
 
     @extend_schema(
+        summary="Submit an observation",
         request=ObservationInput,
         responses={200: ObservationOutput},
         examples=[OpenApiExample("utterance", value=_EXAMPLE, request_only=True)],
@@ -154,7 +155,11 @@ class ObservationApi(APIView):
 class ObservationBatchApi(APIView):
     """A whole conversation (at most 50 observations), ingested in order."""
 
-    @extend_schema(request=ObservationBatchInput, responses={200: ObservationBatchOutput})
+    @extend_schema(
+        summary="Submit a conversation",
+        request=ObservationBatchInput,
+        responses={200: ObservationBatchOutput},
+    )
     def post(self, request):
         serializer = ObservationBatchInput(data=request.data)
         serializer.is_valid(raise_exception=True)

@@ -309,6 +309,7 @@ SUBMIT_EXAMPLES = [
                 "risk_level": "low",
             },
         },
+        request_only=True,
     ),
     OpenApiExample(
         "update",
@@ -320,12 +321,14 @@ SUBMIT_EXAMPLES = [
             "evidence": _EVIDENCE,
             "rationale": "Alice said so in today's chat",
         },
+        request_only=True,
     ),
     *(
         OpenApiExample(
             verb,
             summary=f"{verb}: a lifecycle verb with its reason",
             value={"action": verb, **_TARGET, "reason": reason},
+            request_only=True,  # a body to send: the 201 answers a proposal, not this
         )
         for verb, reason in [
             ("expire", "the quarter it described has ended"),
@@ -347,6 +350,7 @@ class ProposalSubmitApi(APIView):
     """
 
     @extend_schema(
+        summary="Submit a proposal",
         request=ProposalSubmitInput,
         examples=SUBMIT_EXAMPLES,
         parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=True)],
@@ -356,6 +360,11 @@ class ProposalSubmitApi(APIView):
         },
     )
     def post(self, request):
+        """Submit a zero-write proposal, bound to exact evidence revisions; nothing is written to memory.
+
+        Denied proposals are stored for audit and answered 422. The 201 shows the proposal as a
+        later read would show it to the caller, in the `policy_context` it sent.
+        """
         key = request.headers.get("Idempotency-Key", "")
         if not valid_idempotency_key(key):
             raise IdempotencyKeyRequired()
@@ -431,8 +440,9 @@ class ProposalListApi(ListAPIView):
     def get_queryset(self):
         return proposal_list(tenant=request_agent(self.request).tenant).select_related("submitted_by")
 
-    @extend_schema(parameters=READ_CONTEXT_PARAMETERS)
+    @extend_schema(summary="List proposals", parameters=READ_CONTEXT_PARAMETERS)
     def get(self, request, *args, **kwargs):
+        """The tenant's proposals, newest first; `?status=` and `?classification=` narrow them."""
         self.read_context = read_context(request)  # refused (403) before anything is listed
         return self.list(request, *args, **kwargs)
 
@@ -443,7 +453,7 @@ class ProposalListApi(ListAPIView):
 class ProposalDetailApi(APIView):
     """One proposal of the tenant, in the view the read policy gives the caller (``?acting_for=``)."""
 
-    @extend_schema(parameters=READ_CONTEXT_PARAMETERS, responses=ProposalOutput)
+    @extend_schema(summary="Get a proposal", parameters=READ_CONTEXT_PARAMETERS, responses=ProposalOutput)
     def get(self, request, proposal_id):
         context = read_context(request)
         proposal = proposal_detail(tenant=request.user.tenant, proposal_id=proposal_id)
@@ -453,7 +463,12 @@ class ProposalDetailApi(APIView):
 class ProposalWithdrawApi(APIView):
     """Withdraw an open proposal; answered in the caller's view, as a read (``?acting_for=``)."""
 
-    @extend_schema(parameters=READ_CONTEXT_PARAMETERS, request=None, responses=ProposalOutput)
+    @extend_schema(
+        summary="Withdraw a proposal",
+        parameters=READ_CONTEXT_PARAMETERS,
+        request=None,
+        responses=ProposalOutput,
+    )
     def post(self, request, proposal_id):
         context = read_context(request)
         proposal = proposal_detail(tenant=request.user.tenant, proposal_id=proposal_id)
@@ -468,7 +483,9 @@ class ProposalCollectionApi(ProposalSubmitApi, ProposalListApi):
 class ProposalAmendApi(APIView):
     """Replace the action of a proposal a reviewer returned with request_changes."""
 
-    @extend_schema(request=ProposalSubmitInput, responses={200: ProposalOutput})
+    @extend_schema(
+        summary="Amend a returned proposal", request=ProposalSubmitInput, responses={200: ProposalOutput}
+    )
     def post(self, request, proposal_id):
         proposal = proposal_detail(tenant=request.user.tenant, proposal_id=proposal_id)
         proposal = amend_proposal(

@@ -97,6 +97,7 @@ class ProposalBatchSubmitApi(APIView):
         return settings.CUSTODIAN_MAX_BATCH_BODY_BYTES
 
     @extend_schema(
+        summary="Submit proposals in a batch",
         operation_id="proposals_batch_create",
         request=BatchSubmitInput,
         responses={200: BatchSubmitOutput},

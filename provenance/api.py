@@ -54,7 +54,11 @@ class EvidenceRevisionInput(StrictSerializer):
 
 
 class EvidenceRegisterApi(APIView):
-    @extend_schema(request=EvidenceRegisterInput, responses={201: EvidenceRevisionOutput})
+    """Register a source of evidence with its first revision; proposals cite exact revisions."""
+
+    @extend_schema(
+        summary="Register evidence", request=EvidenceRegisterInput, responses={201: EvidenceRevisionOutput}
+    )
     def post(self, request):
         data = _validated(EvidenceRegisterInput, request)
         revision = register_evidence(agent=request.user, **data)
@@ -62,14 +66,22 @@ class EvidenceRegisterApi(APIView):
 
 
 class EvidenceDetailApi(APIView):
-    @extend_schema(responses=EvidenceOutput)
+    """One evidence source of the tenant with its revisions and their status."""
+
+    @extend_schema(summary="Get evidence", responses=EvidenceOutput)
     def get(self, request, evidence_id):
         source = evidence_source(tenant=request.user.tenant, evidence_id=evidence_id)
         return Response(EvidenceOutput(source).data)
 
 
 class EvidenceRevisionAddApi(APIView):
-    @extend_schema(request=EvidenceRevisionInput, responses={201: EvidenceRevisionOutput})
+    """Add a revision to an evidence source; earlier revisions stay citable as they were."""
+
+    @extend_schema(
+        summary="Add an evidence revision",
+        request=EvidenceRevisionInput,
+        responses={201: EvidenceRevisionOutput},
+    )
     def post(self, request, evidence_id):
         source = evidence_source(tenant=request.user.tenant, evidence_id=evidence_id)
         data = _validated(EvidenceRevisionInput, request)
@@ -84,7 +96,11 @@ class EvidenceInvalidateInput(StrictSerializer):
 class EvidenceInvalidateApi(APIView):
     """Invalidate one revision: memories resting on it are fenced at once, open proposals blocked."""
 
-    @extend_schema(request=EvidenceInvalidateInput, responses={200: EvidenceRevisionOutput})
+    @extend_schema(
+        summary="Invalidate an evidence revision",
+        request=EvidenceInvalidateInput,
+        responses={200: EvidenceRevisionOutput},
+    )
     def post(self, request, evidence_id, revision):
         if not request.user.can_invalidate_evidence:
             raise InvalidationNotPermitted()

@@ -1,6 +1,6 @@
 """REST endpoints for reviewers (session or personal ``csu_`` token; agents get 403)."""
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers, status
 from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
@@ -50,6 +50,7 @@ class QueueCursorPagination(CreatedCursorPagination):
     ordering = ("created_at", "id")
 
 
+@extend_schema_view(get=extend_schema(summary="List proposals awaiting your decision"))
 class ReviewQueueApi(ListAPIView):
     """The proposals this person may decide, oldest first."""
 
@@ -72,7 +73,12 @@ class DecisionCreateApi(APIView):
 
     permission_classes = [IsPerson]
 
-    @extend_schema(request=ReviewDecisionInput, responses={201: ReviewDecisionOutput})
+    @extend_schema(
+        summary="Decide a proposal",
+        tags=["Reviews"],
+        request=ReviewDecisionInput,
+        responses={201: ReviewDecisionOutput},
+    )
     def post(self, request, proposal_id):
         data = ReviewDecisionInput(data=request.data)
         data.is_valid(raise_exception=True)

@@ -73,7 +73,7 @@ class DreamingRunListApi(ListAPIView):
     def get_queryset(self):
         return dreaming_runs(tenants=[request_agent(self.request).tenant_id])
 
-    @extend_schema(parameters=READ_CONTEXT_PARAMETERS)
+    @extend_schema(summary="List Dreaming runs", parameters=READ_CONTEXT_PARAMETERS)
     def get(self, request, *args, **kwargs):
         self.read_context = read_context(request)  # refused (403) before anything is listed
         return self.list(request, *args, **kwargs)

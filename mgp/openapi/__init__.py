@@ -12,6 +12,7 @@ operation but discovery takes an agent's bearer token.
 import copy
 import functools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -65,3 +66,52 @@ def _bundle() -> str:
 def openapi_document() -> dict[str, Any]:
     """The bundled document (a fresh copy: callers may change it)."""
     return copy.deepcopy(json.loads(_bundle()))
+
+
+def _readable(summary: str) -> str:
+    """``WriteMemory`` -> ``Write memory``; a summary already in words stays as it is."""
+    words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", summary).split()
+    return " ".join([words[0], *(word.lower() for word in words[1:])]) if words else summary
+
+
+def _custodian_operation(path: str, operation: dict[str, Any]) -> dict[str, Any]:
+    """One MGP operation as Custodian's own document lists it: the route, its bodies by reference."""
+    listed: dict[str, Any] = {
+        "operationId": f"mgp_{operation['operationId']}",
+        "summary": f"{_readable(operation['summary'])} (MGP)",
+        "description": (
+            f"MGP's `{operation['operationId']}` over Custodian's pipeline: a write is a zero-write proposal "
+            "judged by the same policy, a read goes through the same read policy. Request and response "
+            "bodies, in MGP's envelope, are in MGP's own OpenAPI 3.1 document at `/mgp/openapi.json`."
+        ),
+        "externalDocs": {"description": "MGP's OpenAPI document", "url": "/mgp/openapi.json"},
+        "security": [] if path in PUBLIC else [{"AgentToken": []}],
+        "responses": {
+            "200": {"description": "MGP's envelope", "content": {"application/json": {"schema": ENVELOPE}}}
+        },
+    }
+    if "requestBody" in operation:
+        listed["requestBody"] = {"required": True, "content": {"application/json": {"schema": ENVELOPE}}}
+    return listed
+
+
+ENVELOPE = {"type": "object", "additionalProperties": True, "description": "See `/mgp/openapi.json`"}
+
+
+def add_mgp_routes(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """drf-spectacular hook: list every MGP route in Custodian's document (MGP's views opt out of it)."""
+    paths = result.setdefault("paths", {})
+    for path, operations in json.loads(_bundle())["paths"].items():
+        paths[path] = {method: _custodian_operation(path, op) for method, op in operations.items()}
+    paths["/mgp/openapi.json"] = {
+        "get": {
+            "operationId": "mgp_openapi",
+            "summary": "MGP's OpenAPI document",
+            "description": "MGP's own OpenAPI 3.1 document, with its JSON Schemas bundled in.",
+            "security": [],
+            "responses": {
+                "200": {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": ENVELOPE}}}
+            },
+        }
+    }
+    return result

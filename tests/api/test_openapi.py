@@ -69,3 +69,87 @@ def test_each_submit_example_is_one_valid_action(db, anonymous):
         assert body["action"] == name.lower()
         serializer = ProposalSubmitInput(data=body)
         assert serializer.is_valid(), (name, serializer.errors)
+
+
+def _schema(anonymous) -> dict:
+    return anonymous.get("/api/schema/?format=json").json()
+
+
+def _served_api_routes() -> set[str]:
+    """Every route an agent, an integrator or a probe calls, written as OpenAPI paths."""
+    from django.urls import URLPattern, URLResolver, get_resolver
+
+    def walk(patterns, prefix=""):
+        for pattern in patterns:
+            route = prefix + str(pattern.pattern)
+            if isinstance(pattern, URLResolver):
+                yield from walk(pattern.url_patterns, route)
+            elif isinstance(pattern, URLPattern):
+                yield "/" + re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", route)
+
+    served = set(walk(get_resolver().url_patterns))
+    return {
+        path for path in served if path.startswith(("/api/v1/", "/mgp/", "/livez", "/healthz", "/readyz"))
+    }
+
+
+def test_every_served_api_route_is_in_the_schema(db, anonymous):
+    documented = set(_schema(anonymous)["paths"])
+    served = _served_api_routes()
+    assert len(served) > 40
+    assert served - documented == set()
+
+
+def test_every_operation_has_an_area_tag_and_a_plain_summary(db, anonymous):
+    schema = _schema(anonymous)
+    areas = [tag["name"] for tag in schema["tags"]]
+    assert "v1" not in areas and {"Proposals", "Recall", "MGP", "Health"} <= set(areas)
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            where = f"{method.upper()} {path}"
+            assert len(operation["tags"]) == 1 and operation["tags"][0] in areas, where
+            summary = operation.get("summary", "")
+            assert summary and len(summary) <= 60 and not summary.endswith("."), where
+            for text in (summary, operation.get("description", "")):
+                assert "``" not in text and ":class:" not in text, where
+
+
+def test_probes_and_mgp_discovery_need_no_credential_and_the_rest_does(db, anonymous):
+    paths = _schema(anonymous)["paths"]
+    for path in ("/livez", "/healthz", "/readyz", "/mgp/capabilities", "/mgp/openapi.json"):
+        assert paths[path]["get"]["security"] == [], path
+    assert paths["/mgp/write"]["post"]["security"] == [{"AgentToken": []}]
+    assert paths["/mgp/write"]["post"]["externalDocs"]["url"] == "/mgp/openapi.json"
+
+
+def _json_schema(node):
+    """An OpenAPI 3.0 schema object as JSON Schema: ``nullable`` becomes a null alternative."""
+    if isinstance(node, list):
+        return [_json_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    converted = {key: _json_schema(value) for key, value in node.items() if key != "nullable"}
+    if node.get("nullable"):
+        return {"anyOf": [converted, {"type": "null"}]}
+    return converted
+
+
+def test_every_example_in_the_schema_is_valid_against_its_own_schema(db, anonymous):
+    import jsonschema
+
+    schema = _schema(anonymous)
+    components = _json_schema(schema["components"])
+    checked = 0
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            bodies = [operation.get("requestBody", {}), *operation["responses"].values()]
+            for body in bodies:
+                for media in body.get("content", {}).values():
+                    for name, example in media.get("examples", {}).items():
+                        validator = jsonschema.Draft7Validator(
+                            {**_json_schema(media["schema"]), "components": components}
+                        )
+                        errors = [error.message for error in validator.iter_errors(example["value"])]
+                        assert errors == [], (method, path, name, errors[:3])
+                        checked += 1
+    assert checked >= 9  # the submit examples, the batch's and the observation's

@@ -11,8 +11,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Audited reads, newest first, filtered by memory, actor, action, correlation id or time. */
-        get: operations["v1_audit_events_list"];
+        /**
+         * List audited reads
+         * @description Audited reads, newest first, filtered by memory, actor, action, correlation id or time.
+         */
+        get: operations["api_v1_audit_events_list"];
         put?: never;
         post?: never;
         delete?: never;
@@ -28,8 +31,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The tenant's Dreaming runs, newest first: window, plan, mode, and the status its proposals give it. */
-        get: operations["v1_dreaming_runs_list"];
+        /**
+         * List Dreaming runs
+         * @description The tenant's Dreaming runs, newest first: window, plan, mode, and the status its proposals give it.
+         */
+        get: operations["api_v1_dreaming_runs_list"];
         put?: never;
         post?: never;
         delete?: never;
@@ -47,7 +53,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        post: operations["v1_evidence_create"];
+        /**
+         * Register evidence
+         * @description Register a source of evidence with its first revision; proposals cite exact revisions.
+         */
+        post: operations["api_v1_evidence_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -61,7 +71,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get: operations["v1_evidence_retrieve"];
+        /**
+         * Get evidence
+         * @description One evidence source of the tenant with its revisions and their status.
+         */
+        get: operations["api_v1_evidence_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -79,7 +93,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        post: operations["v1_evidence_revisions_create"];
+        /**
+         * Add an evidence revision
+         * @description Add a revision to an evidence source; earlier revisions stay citable as they were.
+         */
+        post: operations["api_v1_evidence_revisions_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -95,8 +113,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Invalidate one revision: memories resting on it are fenced at once, open proposals blocked. */
-        post: operations["v1_evidence_revisions_invalidate_create"];
+        /**
+         * Invalidate an evidence revision
+         * @description Invalidate one revision: memories resting on it are fenced at once, open proposals blocked.
+         */
+        post: operations["api_v1_evidence_revisions_invalidate_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -110,8 +131,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Get one memory in the view policy allows; denied, purged and unknown are all 404. */
-        get: operations["v1_memories_retrieve"];
+        /**
+         * Get a memory
+         * @description Get one memory in the view policy allows; denied, purged and unknown are all 404.
+         */
+        get: operations["api_v1_memories_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -129,8 +153,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Hand over one observation; every candidate memory it yields is submitted as a proposal. */
-        post: operations["v1_observations_create"];
+        /**
+         * Submit an observation
+         * @description Hand over one observation; every candidate memory it yields is submitted as a proposal.
+         */
+        post: operations["api_v1_observations_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -146,8 +173,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description A whole conversation (at most 50 observations), ingested in order. */
-        post: operations["v1_observations_batch_create"];
+        /**
+         * Submit a conversation
+         * @description A whole conversation (at most 50 observations), ingested in order.
+         */
+        post: operations["api_v1_observations_batch_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -161,11 +191,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description ``/proposals/``: POST submits, GET lists (one URL, two operations). */
-        get: operations["v1_proposals_list"];
+        /**
+         * List proposals
+         * @description The tenant's proposals, newest first; `?status=` and `?classification=` narrow them.
+         */
+        get: operations["api_v1_proposals_list"];
         put?: never;
-        /** @description ``/proposals/``: POST submits, GET lists (one URL, two operations). */
-        post: operations["v1_proposals_create"];
+        /**
+         * Submit a proposal
+         * @description Submit a zero-write proposal, bound to exact evidence revisions; nothing is written to memory.
+         *
+         *     Denied proposals are stored for audit and answered 422. The 201 shows the proposal as a
+         *     later read would show it to the caller, in the `policy_context` it sent.
+         */
+        post: operations["api_v1_proposals_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -179,8 +218,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description One proposal of the tenant, in the view the read policy gives the caller (``?acting_for=``). */
-        get: operations["v1_proposals_retrieve"];
+        /**
+         * Get a proposal
+         * @description One proposal of the tenant, in the view the read policy gives the caller (`?acting_for=`).
+         */
+        get: operations["api_v1_proposals_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -198,8 +240,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Replace the action of a proposal a reviewer returned with request_changes. */
-        post: operations["v1_proposals_amend_create"];
+        /**
+         * Amend a returned proposal
+         * @description Replace the action of a proposal a reviewer returned with request_changes.
+         */
+        post: operations["api_v1_proposals_amend_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -215,8 +260,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Decide a proposal: approve, reject (a veto) or request changes, bound to its digest. */
-        post: operations["v1_proposals_decisions_create"];
+        /**
+         * Decide a proposal
+         * @description Decide a proposal: approve, reject (a veto) or request changes, bound to its digest.
+         */
+        post: operations["api_v1_proposals_decisions_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -232,8 +280,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Withdraw an open proposal; answered in the caller's view, as a read (``?acting_for=``). */
-        post: operations["v1_proposals_withdraw_create"];
+        /**
+         * Withdraw a proposal
+         * @description Withdraw an open proposal; answered in the caller's view, as a read (`?acting_for=`).
+         */
+        post: operations["api_v1_proposals_withdraw_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -250,6 +301,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Submit proposals in a batch
          * @description Submit up to CUSTODIAN_MAX_BATCH_ITEMS proposals, each with its own idempotency key.
          *
          *     The answer is 200 with one result per item, in the items' order: 201 (created), 200 (a replay
@@ -273,11 +325,12 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Rate a recalled item
          * @description Vote that one item of your own recall (memory and revision, as served) was useful or not.
          *
          *     Once per memory revision per agent; it weighs, bounded, on later rankings.
          */
-        post: operations["v1_recall_feedback_create"];
+        post: operations["api_v1_recall_feedback_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -293,8 +346,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Recall memories: ranked, filtered, each item in the view the read policy allows. */
-        post: operations["v1_recall_search_create"];
+        /**
+         * Recall memories
+         * @description Recall memories: ranked, filtered, each item in the view the read policy allows.
+         */
+        post: operations["api_v1_recall_search_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -308,8 +364,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The tenant's receipts, newest first; ?proposal=, ?memory= and ?dreaming_run= narrow them. */
-        get: operations["v1_receipts_list"];
+        /**
+         * List receipts
+         * @description The tenant's receipts, newest first; ?proposal=, ?memory= and ?dreaming_run= narrow them.
+         */
+        get: operations["api_v1_receipts_list"];
         put?: never;
         post?: never;
         delete?: never;
@@ -325,7 +384,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get: operations["v1_receipts_retrieve"];
+        /**
+         * Get a receipt
+         * @description One receipt: what the executor did with a released proposal, and its place in the hash chain.
+         */
+        get: operations["api_v1_receipts_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -341,8 +404,433 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The proposals this person may decide, oldest first. */
-        get: operations["v1_reviews_queue_list"];
+        /**
+         * List proposals awaiting your decision
+         * @description The proposals this person may decide, oldest first.
+         */
+        get: operations["api_v1_reviews_queue_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/healthz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness probe
+         * @description The process answers; it checks nothing else (a restart would not fix a dependency).
+         */
+        get: operations["healthz_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/livez": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness probe
+         * @description The process answers; it checks nothing else (a restart would not fix a dependency).
+         */
+        get: operations["livez_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness probe
+         * @description Every check passes (200 `ready`), else 503 `unavailable` naming the failing ones.
+         *
+         *     `?exclude=worker&exclude=outbox` skips checks by name, as Kubernetes' own /readyz does.
+         */
+        get: operations["readyz_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mgp/audit/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Query audit events (MGP)
+         * @description MGP's `queryAuditEvents` over Custodian's pipeline: a write is a zero-write proposal judged by the same policy, a read goes through the same read policy. Request and response bodies, in MGP's envelope, are in MGP's own OpenAPI 3.1 document at `/mgp/openapi.json`.
+         */
+        post: operations["mgp_queryAuditEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mgp/capabilities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get capabilities (MGP)
+         * @description MGP's `getCapabilities` over Custodian's pipeline: a write is a zero-write proposal judged by the same policy, a read goes through the same read policy. Request and response bodies, in MGP's envelope, are in MGP's own OpenAPI 3.1 document at `/mgp/openapi.json`.
+         */
+        get: operations["mgp_getCapabilities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mgp/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete memory (MGP)
+         * @description MGP's `deleteMemory` over Custodian's pipeline: a write is a zero-write proposal judged by the same policy, a read goes through the same read policy. Request and response bodies, in MGP's envelope, are in MGP's own OpenAPI 3.1 document at `/mgp/openapi.json`.
+         */
+        post: operations["mgp_deleteMemory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mgp/expire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Expire memory (MGP)
+         * @description MGP's `expireMemory` over Custodian's pipeline: a write is a zero-write proposal judged by the same policy, a read goes through the same read policy. Request and response bodies, in MGP's envelope, are in MGP's own OpenAPI 3.1 document at `/mgp/openapi.json`.
+         */
+        post: operations["mgp_expireMemory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mgp/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export memories (MGP)
+         * @description MGP's `exportMemories` over Custodian's pipeline: a write is a zero-write proposal judged by the same policy, a read goes through the same read policy. Request and response bodies, in MGP's envelope, are in MGP's own OpenAPI 3.1 document at `/mgp/openapi.json`.
+         */
+        post: operations["mgp_exportMemories"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mgp/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get memory (MGP)
+         * @description MGP's `getMemory` over Custodian's pipeline: a write is a zero-write proposal judged by the same policy, a read goes through the same read policy. Request and response bodies, in MGP's envelope, are in MGP's own OpenAPI 3.1 document at `/mgp/openapi.json`.
+         */
+        post: operations["mgp_getMemory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mgp/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import memories (MGP)
+         * @description MGP's `importMemories` over Custodian's pipeline: a write is a zero-write proposal judged by the same policy, a read goes through the same read policy. Request and response bodies, in MGP's envelope, are in MGP's own OpenAPI 3.1 document at `/mgp/openapi.json`.
+         */
+        post: operations["mgp_importMemories"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mgp/initialize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Initialize protocol lifecycle (MGP)
+         * @description MGP's `initializeProtocol` over Custodian's pipeline: a write is a zero-write proposal judged by the same policy, a read goes through the same read policy. Request and response bodies, in MGP's envelope, are in MGP's own OpenAPI 3.1 document at `/mgp/openapi.json`.
+         */
+        post: operations["mgp_initializeProtocol"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mgp/purge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Purge memory (MGP)
+         * @description MGP's `purgeMemory` over Custodian's pipeline: a write is a zero-write proposal judged by the same policy, a read goes through the same read policy. Request and response bodies, in MGP's envelope, are in MGP's own OpenAPI 3.1 document at `/mgp/openapi.json`.
+         */
+        post: operations["mgp_purgeMemory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mgp/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke memory (MGP)
+         * @description MGP's `revokeMemory` over Custodian's pipeline: a write is a zero-write proposal judged by the same policy, a read goes through the same read policy. Request and response bodies, in MGP's envelope, are in MGP's own OpenAPI 3.1 document at `/mgp/openapi.json`.
+         */
+        post: operations["mgp_revokeMemory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mgp/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search memory (MGP)
+         * @description MGP's `searchMemory` over Custodian's pipeline: a write is a zero-write proposal judged by the same policy, a read goes through the same read policy. Request and response bodies, in MGP's envelope, are in MGP's own OpenAPI 3.1 document at `/mgp/openapi.json`.
+         */
+        post: operations["mgp_searchMemory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mgp/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sync memories (MGP)
+         * @description MGP's `syncMemories` over Custodian's pipeline: a write is a zero-write proposal judged by the same policy, a read goes through the same read policy. Request and response bodies, in MGP's envelope, are in MGP's own OpenAPI 3.1 document at `/mgp/openapi.json`.
+         */
+        post: operations["mgp_syncMemories"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mgp/tasks/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel async task (MGP)
+         * @description MGP's `cancelTask` over Custodian's pipeline: a write is a zero-write proposal judged by the same policy, a read goes through the same read policy. Request and response bodies, in MGP's envelope, are in MGP's own OpenAPI 3.1 document at `/mgp/openapi.json`.
+         */
+        post: operations["mgp_cancelTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mgp/tasks/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get async task (MGP)
+         * @description MGP's `getTask` over Custodian's pipeline: a write is a zero-write proposal judged by the same policy, a read goes through the same read policy. Request and response bodies, in MGP's envelope, are in MGP's own OpenAPI 3.1 document at `/mgp/openapi.json`.
+         */
+        post: operations["mgp_getTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mgp/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Update memory (MGP)
+         * @description MGP's `updateMemory` over Custodian's pipeline: a write is a zero-write proposal judged by the same policy, a read goes through the same read policy. Request and response bodies, in MGP's envelope, are in MGP's own OpenAPI 3.1 document at `/mgp/openapi.json`.
+         */
+        post: operations["mgp_updateMemory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mgp/write": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Write memory (MGP)
+         * @description MGP's `writeMemory` over Custodian's pipeline: a write is a zero-write proposal judged by the same policy, a read goes through the same read policy. Request and response bodies, in MGP's envelope, are in MGP's own OpenAPI 3.1 document at `/mgp/openapi.json`.
+         */
+        post: operations["mgp_writeMemory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mgp/write/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Batch write memory (MGP)
+         * @description MGP's `batchWriteMemory` over Custodian's pipeline: a write is a zero-write proposal judged by the same policy, a read goes through the same read policy. Request and response bodies, in MGP's envelope, are in MGP's own OpenAPI 3.1 document at `/mgp/openapi.json`.
+         */
+        post: operations["mgp_batchWriteMemory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mgp/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * MGP's OpenAPI document
+         * @description MGP's own OpenAPI 3.1 document, with its JSON Schemas bundled in.
+         */
+        get: operations["mgp_openapi"];
         put?: never;
         post?: never;
         delete?: never;
@@ -610,7 +1098,7 @@ export interface components {
          * @enum {string}
          */
         EvidenceRevisionOutputStatusEnum: "valid" | "superseded" | "invalidated";
-        /** @description The other end is a memory at an exact revision, or one of the tenant's entities (``about`` only). */
+        /** @description The other end is a memory at an exact revision, or one of the tenant's entities (`about` only). */
         LinkInputRequest: {
             /**
              * Format: uuid
@@ -626,6 +1114,14 @@ export interface components {
             /** @description allowlisted by the source type's registration */
             relation: string;
         };
+        Live: {
+            status: components["schemas"]["LiveStatusEnum"];
+        };
+        /**
+         * @description * `live` - live
+         * @enum {string}
+         */
+        LiveStatusEnum: "live";
         /**
          * @description A plain serializer that refuses fields it does not declare.
          *
@@ -841,7 +1337,7 @@ export interface components {
                 [key: string]: unknown;
             }[];
         };
-        /** @description A proposal in the view attached to it (``proposals.presenters``); without one, metadata only. */
+        /** @description A proposal in the view attached to it (`proposals.presenters`); without one, metadata only. */
         ProposalOutput: {
             /** Format: uuid */
             readonly id: string;
@@ -950,6 +1446,23 @@ export interface components {
             /** @description expire/revoke/delete/purge/restore: why */
             reason?: string;
         };
+        Readiness: {
+            status: components["schemas"]["ReadinessStatusEnum"];
+            /** @description per check: ok, a short reason, ages in seconds */
+            checks: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            failing?: string[];
+            excluded?: string[];
+        };
+        /**
+         * @description * `ready` - ready
+         *     * `unavailable` - unavailable
+         * @enum {string}
+         */
+        ReadinessStatusEnum: "ready" | "unavailable";
         /**
          * @description A plain serializer that refuses fields it does not declare.
          *
@@ -1214,7 +1727,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    v1_audit_events_list: {
+    api_v1_audit_events_list: {
         parameters: {
             query?: {
                 action?: "get" | "search";
@@ -1316,7 +1829,7 @@ export interface operations {
             };
         };
     };
-    v1_dreaming_runs_list: {
+    api_v1_dreaming_runs_list: {
         parameters: {
             query?: {
                 /** @description kind:id of the subject the agent acts for */
@@ -1415,7 +1928,7 @@ export interface operations {
             };
         };
     };
-    v1_evidence_create: {
+    api_v1_evidence_create: {
         parameters: {
             query?: never;
             header?: never;
@@ -1510,7 +2023,7 @@ export interface operations {
             };
         };
     };
-    v1_evidence_retrieve: {
+    api_v1_evidence_retrieve: {
         parameters: {
             query?: never;
             header?: never;
@@ -1603,7 +2116,7 @@ export interface operations {
             };
         };
     };
-    v1_evidence_revisions_create: {
+    api_v1_evidence_revisions_create: {
         parameters: {
             query?: never;
             header?: never;
@@ -1700,7 +2213,7 @@ export interface operations {
             };
         };
     };
-    v1_evidence_revisions_invalidate_create: {
+    api_v1_evidence_revisions_invalidate_create: {
         parameters: {
             query?: never;
             header?: never;
@@ -1798,7 +2311,7 @@ export interface operations {
             };
         };
     };
-    v1_memories_retrieve: {
+    api_v1_memories_retrieve: {
         parameters: {
             query?: {
                 /** @description kind:id of the subject the agent acts for */
@@ -1895,7 +2408,7 @@ export interface operations {
             };
         };
     };
-    v1_observations_create: {
+    api_v1_observations_create: {
         parameters: {
             query?: never;
             header?: never;
@@ -1990,7 +2503,7 @@ export interface operations {
             };
         };
     };
-    v1_observations_batch_create: {
+    api_v1_observations_batch_create: {
         parameters: {
             query?: never;
             header?: never;
@@ -2085,7 +2598,7 @@ export interface operations {
             };
         };
     };
-    v1_proposals_list: {
+    api_v1_proposals_list: {
         parameters: {
             query?: {
                 /** @description kind:id of the subject the agent acts for */
@@ -2186,7 +2699,7 @@ export interface operations {
             };
         };
     };
-    v1_proposals_create: {
+    api_v1_proposals_create: {
         parameters: {
             query?: never;
             header: {
@@ -2290,7 +2803,7 @@ export interface operations {
             };
         };
     };
-    v1_proposals_retrieve: {
+    api_v1_proposals_retrieve: {
         parameters: {
             query?: {
                 /** @description kind:id of the subject the agent acts for */
@@ -2387,7 +2900,7 @@ export interface operations {
             };
         };
     };
-    v1_proposals_amend_create: {
+    api_v1_proposals_amend_create: {
         parameters: {
             query?: never;
             header?: never;
@@ -2484,7 +2997,7 @@ export interface operations {
             };
         };
     };
-    v1_proposals_decisions_create: {
+    api_v1_proposals_decisions_create: {
         parameters: {
             query?: never;
             header?: never;
@@ -2581,7 +3094,7 @@ export interface operations {
             };
         };
     };
-    v1_proposals_withdraw_create: {
+    api_v1_proposals_withdraw_create: {
         parameters: {
             query?: {
                 /** @description kind:id of the subject the agent acts for */
@@ -2773,7 +3286,7 @@ export interface operations {
             };
         };
     };
-    v1_recall_feedback_create: {
+    api_v1_recall_feedback_create: {
         parameters: {
             query?: never;
             header?: never;
@@ -2873,7 +3386,7 @@ export interface operations {
             };
         };
     };
-    v1_recall_search_create: {
+    api_v1_recall_search_create: {
         parameters: {
             query?: never;
             header?: never;
@@ -2967,7 +3480,7 @@ export interface operations {
             };
         };
     };
-    v1_receipts_list: {
+    api_v1_receipts_list: {
         parameters: {
             query?: {
                 /** @description kind:id of the subject the agent acts for */
@@ -3069,7 +3582,7 @@ export interface operations {
             };
         };
     };
-    v1_receipts_retrieve: {
+    api_v1_receipts_retrieve: {
         parameters: {
             query?: {
                 /** @description kind:id of the subject the agent acts for */
@@ -3166,7 +3679,7 @@ export interface operations {
             };
         };
     };
-    v1_reviews_queue_list: {
+    api_v1_reviews_queue_list: {
         parameters: {
             query?: {
                 agent?: string;
@@ -3264,6 +3777,574 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    healthz_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Live"];
+                };
+            };
+        };
+    };
+    livez_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Live"];
+                };
+            };
+        };
+    };
+    readyz_retrieve: {
+        parameters: {
+            query?: {
+                /** @description skip a check */
+                exclude?: ("broker" | "cache" | "database" | "outbox" | "worker")[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+            /** @description throttled, in MGP's error envelope */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description not ready: `failing` names the checks */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+        };
+    };
+    mgp_queryAuditEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description MGP's envelope */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    mgp_getCapabilities: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description MGP's envelope */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    mgp_deleteMemory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description MGP's envelope */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    mgp_expireMemory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description MGP's envelope */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    mgp_exportMemories: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description MGP's envelope */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    mgp_getMemory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description MGP's envelope */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    mgp_importMemories: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description MGP's envelope */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    mgp_initializeProtocol: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description MGP's envelope */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    mgp_purgeMemory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description MGP's envelope */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    mgp_revokeMemory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description MGP's envelope */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    mgp_searchMemory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description MGP's envelope */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    mgp_syncMemories: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description MGP's envelope */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    mgp_cancelTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description MGP's envelope */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    mgp_getTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description MGP's envelope */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    mgp_updateMemory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description MGP's envelope */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    mgp_writeMemory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description MGP's envelope */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    mgp_batchWriteMemory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description MGP's envelope */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    mgp_openapi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OpenAPI 3.1 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
                 };
             };
         };
