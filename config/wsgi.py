@@ -2,7 +2,12 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
+from telemetry.tracing import configure_tracing
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+# Before the handler reads MIDDLEWARE: the Django instrumentation adds its own. gunicorn imports
+# this module in each worker after the fork (no preload), runserver in its serving process.
+configure_tracing("custodian-web")
 application = get_wsgi_application()
 if (
     os.environ.get("CUSTODIAN_SERVE_STATIC") == "1"
