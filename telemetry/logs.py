@@ -39,7 +39,9 @@ def formatter_processors(log_format: str) -> list[Any]:
     """What the formatter runs after the shared chain: tracebacks as a field (JSON), then render."""
     steps: list[Any] = [structlog.stdlib.ProcessorFormatter.remove_processors_meta]
     if log_format == "json":
-        steps += [structlog.processors.StackInfoRenderer(), structlog.processors.dict_tracebacks]
+        # Frames without their local variables: those hold statements, queries and tokens.
+        frames = structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+        steps += [structlog.processors.StackInfoRenderer(), structlog.processors.ExceptionRenderer(frames)]
     return [*steps, renderer(log_format)]
 
 
