@@ -429,7 +429,8 @@ class OutboxEntry(models.Model):
     )
     # The request that wrote the row (request_id, correlation_id, W3C traceparent/tracestate),
     # so the executor's log lines and span name it (telemetry.context). Ids only, never content.
-    trace_context = models.JSONField(default=dict, blank=True)
+    # The database default lets rows written without it (raw SQL, older code in a rolling deploy) in.
+    trace_context = models.JSONField(default=dict, db_default={}, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -32,8 +32,8 @@ class RequestLogMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         started = time.perf_counter()
-        request_id = safe_token(request.headers.get("X-Request-Id")) or new_request_id()
-        correlation_id = safe_token(request.headers.get("X-Correlation-Id")) or request_id
+        request_id = safe_token(request.META.get("HTTP_X_REQUEST_ID")) or new_request_id()
+        correlation_id = safe_token(request.META.get("HTTP_X_CORRELATION_ID")) or request_id
         structlog.contextvars.clear_contextvars()
         structlog.contextvars.bind_contextvars(request_id=request_id, correlation_id=correlation_id)
         try:
