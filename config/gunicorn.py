@@ -18,6 +18,10 @@ The executor and management commands never load this file and run unbounded.
 
 import os
 
+from gunicorn import glogging
+
+from telemetry.logs import logging_config
+
 timeout = int(os.environ.get("CUSTODIAN_WEB_TIMEOUT", 30))  # seconds of silence before a worker is killed
 statement_budget = int(os.environ.setdefault("CUSTODIAN_STATEMENT_TIMEOUT_MS", "5000") or 0)
 if statement_budget and timeout * 1000 <= statement_budget:
@@ -26,3 +30,26 @@ workers = int(os.environ.get("CUSTODIAN_WEB_WORKERS", 2))
 threads = int(os.environ.get("CUSTODIAN_WEB_THREADS", 1))
 worker_class = "gthread" if threads > 1 else "sync"
 keepalive = 5  # seconds an idle keep-alive connection is held by threaded workers (default 2)
+
+# gunicorn's own lines (start-up, worker exits) go through the same structlog chain as Django's
+# (telemetry.logs), so the web process writes one JSON object per line too. Its access log stays
+# off unless --access-logfile asks for it: telemetry.middleware writes one line per request.
+logconfig_dict = logging_config(
+    log_format=os.environ.get("CUSTODIAN_LOG_FORMAT", "json"),
+    level=os.environ.get("LOG_LEVEL", "INFO"),
+    quiet_tasks=[],
+)
+logconfig_dict["loggers"] |= {
+    "gunicorn.error": {"level": "INFO", "handlers": [], "propagate": True},
+    "gunicorn.access": {"level": "INFO", "handlers": [], "propagate": False},
+}
+
+
+class StructuredLogger(glogging.Logger):
+    """gunicorn's logger, whose access log a ``logconfig_dict`` alone does not switch on."""
+
+    def _compute_access_log_enabled(self) -> bool:
+        return bool(self.cfg.accesslog)
+
+
+logger_class = StructuredLogger

@@ -14,6 +14,7 @@ import dj_database_url
 from csp.constants import NONE, SELF
 
 from config.environment import check_service_urls
+from telemetry.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CUSTODIAN_VAR_DIR", BASE_DIR / "var"))
@@ -37,6 +38,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "guardian",
     "simple_history",
+    "telemetry",
     "tenancy",
     "evidence",
     "registrations",
@@ -53,6 +55,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: request and correlation ids for every line below, one access-log line per request.
+    "telemetry.middleware.RequestLogMiddleware",
     # First: work deferred by anything below (executor nudges) runs once the response is sent.
     "core.after_response.AfterResponseMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -340,9 +344,13 @@ CUSTODIAN_EXECUTOR_BATCH = int(os.environ.get("CUSTODIAN_EXECUTOR_BATCH", 100))
 # nudge per due entry instead.
 CUSTODIAN_NUDGE_COALESCE = bool(CACHE_URL)
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-}
+# Logs (docs/operations.md, "Logs"): one structlog chain for every logger, one JSON object per
+# line by default; ``console`` for a terminal (bin/run-all sets it). Idle beat jobs log at DEBUG.
+CUSTODIAN_LOG_FORMAT = os.environ.get("CUSTODIAN_LOG_FORMAT", "json")
+LOGGING = logging_config(
+    log_format=CUSTODIAN_LOG_FORMAT,
+    level=os.environ.get("LOG_LEVEL", "INFO"),
+    quiet_tasks=sorted({str(job["task"]) for job in CELERY_BEAT_SCHEDULE.values()}),
+)
+# One line per request (telemetry.middleware); off to measure what logging costs.
+CUSTODIAN_ACCESS_LOG = os.environ.get("CUSTODIAN_ACCESS_LOG", "1") == "1"

@@ -3,9 +3,13 @@ import os
 from django.core.wsgi import get_wsgi_application
 
 from config.environment import load_settings_or_exit
+from telemetry.tracing import configure_tracing
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 load_settings_or_exit()
+# Before the handler reads MIDDLEWARE: the Django instrumentation adds its own. gunicorn imports
+# this module in each worker after the fork (no preload), runserver in its serving process.
+configure_tracing("custodian-web")
 application = get_wsgi_application()
 if (
     os.environ.get("CUSTODIAN_SERVE_STATIC") == "1"

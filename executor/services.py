@@ -29,8 +29,12 @@ from executor.models import ChainVerification, Receipt, ReceiptChain
 from executor.verification import verify_tenant
 from proposals.models import OutboxEntry, Proposal
 from proposals.services.outbox import clear_nudge, enqueue, nudge_due, publish_nudge
+from telemetry.context import bound
+from telemetry.logs import get_logger
+from telemetry.tracing import apply_span
 
 logger = logging.getLogger(__name__)
+apply_log = get_logger("custodian.executor")
 Outcome = Receipt.Outcome
 # How long a worker that lost the database waits for it before leaving its entries to the sweep;
 # below the task's soft time limit.
@@ -52,7 +56,11 @@ def apply_entries(*, entry_ids: list[Any], worker: dict[str, Any]) -> int:
     back once the database answers again (``_give_back_after_outage``).
     """
     try:
-        return _apply_claimed(_claim(entry_ids), worker)
+        claimed = _claim(entry_ids)
+        contexts = list(claimed.values())
+        # One entry (the usual nudge): every line of its apply names the request that wrote it.
+        with bound(contexts[0] if len(contexts) == 1 else {}), apply_span(contexts):
+            return _apply_claimed(list(claimed), worker, claimed)
     except Exception as exc:
         if not _database_lost(exc):
             _record_failures(entry_ids, exc)
@@ -61,9 +69,10 @@ def apply_entries(*, entry_ids: list[Any], worker: dict[str, Any]) -> int:
         return 0
 
 
-def _apply_claimed(pending: list[Any], worker: dict[str, Any]) -> int:
+def _apply_claimed(pending: list[Any], worker: dict[str, Any], contexts: dict[Any, dict[str, Any]]) -> int:
     written = 0
     while pending:
+        started = time.perf_counter()
         try:
             receipts, pending = apply_batch(pending, worker)
         except Exception as exc:
@@ -73,20 +82,42 @@ def _apply_claimed(pending: list[Any], worker: dict[str, Any]) -> int:
                 _record_failure(pending[0], exc)
                 return written
             logger.warning("a batch of %s entries failed (%s); applying each alone", len(pending), exc)
-            return written + sum(_apply_alone(entry_id, worker) for entry_id in pending)
+            return written + sum(_apply_alone(entry_id, worker, contexts) for entry_id in pending)
+        _log_applied(receipts, contexts, started)
         written += len(receipts)
     return written
 
 
-def _apply_alone(entry_id: Any, worker: dict[str, Any]) -> int:
-    try:
-        receipts, _ = apply_batch([entry_id], worker)
-    except Exception as exc:
-        if _database_lost(exc):
-            raise
-        _record_failure(entry_id, exc)
-        return 0
+def _apply_alone(entry_id: Any, worker: dict[str, Any], contexts: dict[Any, dict[str, Any]]) -> int:
+    started = time.perf_counter()
+    with bound(contexts.get(entry_id, {})):
+        try:
+            receipts, _ = apply_batch([entry_id], worker)
+        except Exception as exc:
+            if _database_lost(exc):
+                raise
+            _record_failure(entry_id, exc)
+            return 0
+        _log_applied(receipts, contexts, started)
     return len(receipts)
+
+
+def _log_applied(receipts: list[Receipt], contexts: dict[Any, dict[str, Any]], started: float) -> None:
+    """One line per receipt, under the ids of the request that wrote its entry; ids and hashes only."""
+    duration_ms = round((time.perf_counter() - started) * 1000, 2)
+    for receipt in receipts:
+        with bound(contexts.get(receipt.outbox_entry_id, {})):
+            apply_log.info(
+                "entry.applied",
+                proposal_id=str(receipt.proposal_id),
+                outbox_entry_id=str(receipt.outbox_entry_id),
+                tenant_id=str(receipt.tenant_id),
+                outcome=receipt.outcome,
+                receipt_seq=receipt.seq,
+                receipt_hash=receipt.hash[:12],
+                batch_size=len(receipts),
+                duration_ms=duration_ms,
+            )
 
 
 def _database_lost(exc: Exception) -> bool:
@@ -149,14 +180,15 @@ def _record_failure(entry_id: Any, exc: Exception) -> None:
 
 
 @transaction.atomic(durable=True)
-def _claim(entry_ids: list[Any]) -> list[Any]:
+def _claim(entry_ids: list[Any]) -> dict[Any, dict[str, Any]]:
     """Count an attempt for each entry in its own committed transaction; dead-letter past the cap.
 
-    Return the ids claimed. The locks wait (in key order, like the batch's, so
-    no deadlock): entries this worker just leased may be locked for an instant
-    by another worker's lease scan, and skipping them would strand them,
-    leased and unclaimed, until their lease expired. A copy of a message whose
-    entry another worker is applying waits for that batch, then finds it done.
+    Return the ids claimed, each with the trace context its row keeps. The locks
+    wait (in key order, like the batch's, so no deadlock): entries this worker
+    just leased may be locked for an instant by another worker's lease scan, and
+    skipping them would strand them, leased and unclaimed, until their lease
+    expired. A copy of a message whose entry another worker is applying waits
+    for that batch, then finds it done.
     """
     entries = (
         OutboxEntry.objects.select_for_update()
@@ -164,7 +196,7 @@ def _claim(entry_ids: list[Any]) -> list[Any]:
         .exclude(status__in=[OutboxEntry.Status.DONE, OutboxEntry.Status.DEAD])
         .order_by("pk")
     )
-    claimed = []
+    claimed: dict[Any, dict[str, Any]] = {}
     for entry in entries:
         if entry.attempts >= settings.CUSTODIAN_OUTBOX_MAX_ATTEMPTS:
             entry.status = OutboxEntry.Status.DEAD
@@ -175,7 +207,7 @@ def _claim(entry_ids: list[Any]) -> list[Any]:
         if entry.requeued_from_id:
             # Here, not in the apply step: the receipt must survive a successor that fails too.
             _close_requeued_predecessor(entry, Proposal.objects.get(pk=entry.proposal_id))
-        claimed.append(entry.pk)
+        claimed[entry.pk] = entry.trace_context or {}
     now = timezone.now()
     OutboxEntry.objects.filter(pk__in=claimed).update(
         attempts=F("attempts") + 1,
@@ -271,12 +303,17 @@ def sweep_outbox() -> list[list[str]]:
     in a message a dead worker may have taken with it. Otherwise it leases
     batches for messages that name them (``lease_for_sweep``).
     """
-    reclaim_orphaned()
+    reclaimed = reclaim_orphaned()
+    if reclaimed:
+        logger.info("outbox sweep took back %s entries whose holder is gone", reclaimed)
     if settings.CUSTODIAN_NUDGE_COALESCE:
         if _due(timezone.now()).exists():
+            logger.info("outbox sweep found entries due; nudged the executor")
             publish_nudge()
         return []
     ids = [str(entry_id) for entry_id in lease_for_sweep()]
+    if ids:
+        logger.info("outbox sweep dispatched %s due entries", len(ids))
     size = settings.CUSTODIAN_EXECUTOR_BATCH
     return [ids[start : start + size] for start in range(0, len(ids), size)]
 

@@ -427,6 +427,10 @@ class OutboxEntry(models.Model):
     requeued_from = models.OneToOneField(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="requeued_as"
     )
+    # The request that wrote the row (request_id, correlation_id, W3C traceparent/tracestate),
+    # so the executor's log lines and span name it (telemetry.context). Ids only, never content.
+    # The database default lets rows written without it (raw SQL, older code in a rolling deploy) in.
+    trace_context = models.JSONField(default=dict, db_default={}, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -38,8 +38,13 @@ def test_database_url(role: str | None = None) -> str:
 
 
 @contextlib.contextmanager
-def celery_worker(tmp_path: Path, *, beat: bool = False, concurrency: int = 2) -> Iterator[subprocess.Popen]:
+def celery_worker(
+    tmp_path: Path, *, beat: bool = False, concurrency: int = 2, stderr: Path | None = None
+) -> Iterator[subprocess.Popen]:
     """Start ``celery worker`` (optionally with beat) as a subprocess; stop it on exit.
+
+    Its output goes to ``worker.log``; with ``stderr``, its log lines (stderr) go there instead,
+    apart from what Celery prints to stdout.
 
     On PostgreSQL the worker connects as the least-privilege ``custodian_executor`` role, as in
     production; on the embedded default (SQLite) it opens the test database file and uses the
@@ -69,8 +74,10 @@ def celery_worker(tmp_path: Path, *, beat: bool = False, concurrency: int = 2) -
         concurrency=concurrency,
         beat_schedule=tmp_path / "beat-schedule" if beat else None,
     )
-    with open(log_path, "w") as log:
-        process = subprocess.Popen(command, cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
+    with open(log_path, "w") as log, open(stderr or os.devnull, "w") as errors:
+        process = subprocess.Popen(
+            command, cwd=BASE_DIR, env=env, stdout=log, stderr=errors if stderr else subprocess.STDOUT
+        )
     try:
         yield process
     finally:

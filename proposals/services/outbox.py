@@ -41,6 +41,7 @@ from django.utils import timezone
 
 from core.after_response import after_response
 from proposals.models import OutboxEntry, Proposal
+from telemetry.context import trace_context
 
 logger = logging.getLogger(__name__)
 APPLY_TASK = "executor.apply_entry"
@@ -69,6 +70,7 @@ def enqueue(
         available_at=available_at,
         requeued_from=requeued_from,
         requested_by=requested_by,
+        trace_context=trace_context(),
     )
     if available_at <= timezone.now():
         transaction.on_commit(lambda: nudge(entry.id))

@@ -30,6 +30,7 @@ from proposals.policy import Verdict
 from proposals.selectors import proposal_by_idempotency_key
 from proposals.services.freezing import STATUS_FOR_VERDICT, freeze_and_classify
 from proposals.services.outbox import nudge, release
+from telemetry.context import trace_context
 from tenancy.models import Agent
 
 
@@ -115,12 +116,14 @@ def write_new_proposals(
         for proposal, revisions, _ in created
         for revision in revisions
     ]
+    context = trace_context()  # one request wrote them all
     entries = [
         OutboxEntry(
             tenant_id=proposal.tenant_id,
             proposal=proposal,
             action_digest=proposal.action_digest,
             available_at=now + timedelta(seconds=verdict.rule.hold_seconds),
+            trace_context=context,
         )
         for proposal, _, verdict in created
         if proposal.status == Proposal.Status.RELEASED

@@ -189,3 +189,17 @@ def test_web_asks_for_a_chain_verification_and_only_the_executor_records_its_res
         assert executor.execute(record).rowcount == 1
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             executor.execute("DELETE FROM executor_chainverification")
+
+
+def test_web_role_writes_an_outbox_rows_trace_context_but_never_rewrites_it(roles, agent):
+    proposal = submit(agent.agent, create_payload(factor_fact(), [make_evidence(agent.agent)]))
+    with _connect(WEB) as web:
+        web.execute(
+            "INSERT INTO proposals_outboxentry (id, tenant_id, proposal_id, action_digest, status, attempts,"
+            " available_at, last_error, requested_by, trace_context, created_at, updated_at)"
+            " VALUES (gen_random_uuid(), %s, %s, 'd', 'pending', 0, now(), '', '',"
+            ' \'{"request_id": "r-1", "correlation_id": "c-1"}\', now(), now())',
+            [agent.tenant.pk, proposal.pk],
+        )
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            web.execute("UPDATE proposals_outboxentry SET trace_context = '{}'")
