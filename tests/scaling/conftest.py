@@ -57,7 +57,7 @@ def _primary(sql: str) -> str:
         return str(conn.execute(sql).fetchone()[0])
 
 
-def _server_bin(name: str) -> str:
+def server_bin(name: str) -> str:
     major = int(_primary("SHOW server_version_num")) // 10000
     path = Path(f"/usr/lib/postgresql/{major}/bin/{name}")
     if not path.exists():
@@ -166,9 +166,9 @@ def standby(django_db_setup) -> Iterator[Standby]:
     if not _replication_allowed():
         unavailable("the primary's pg_hba.conf has no 'host replication postgres 127.0.0.1/32 trust' line")
     root = _owned_directory("custodian-standby-")
-    server = Standby(port=free_port(), data=root / "data", pg_ctl=_server_bin("pg_ctl"))
+    server = Standby(port=free_port(), data=root / "data", pg_ctl=server_bin("pg_ctl"))
     backup = [
-        _server_bin("pg_basebackup"),
+        server_bin("pg_basebackup"),
         "-h",
         "127.0.0.1",
         "-p",
