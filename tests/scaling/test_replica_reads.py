@@ -14,7 +14,7 @@ from custodian_client import Custodian
 
 from memory_core.models import Memory
 from proposals.models import Proposal
-from tests.live import ALICE, OWNER_CONTEXT, alice_preference
+from tests.live import ALICE, OWNER_CONTEXT, alice_preference, make_reviewer
 from tests.scaling.conftest import SCALED_DATABASES
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True, databases=SCALED_DATABASES)]
@@ -63,7 +63,11 @@ def _get(live_server, agent, memory_id: str) -> httpx.Response:
 def test_recall_and_get_read_the_replica_while_writes_read_their_own(scaled_web, live_server, agent):
     standby, pooler = scaled_web.standby, scaled_web.pooler
     before = pooler.transactions()
-    with Custodian(live_server.url, agent.token) as custodian:
+    reviewer = make_reviewer("pm-replica", agent.tenant)
+    with (
+        Custodian(live_server.url, agent.token) as custodian,
+        Custodian(live_server.url, reviewer.token) as pm,
+    ):
         first = _remember(custodian, "Alice prefers weekly summaries")
         standby.wait_for_replay()
         assert first["memory_id"] in _recalled(custodian, "weekly summaries")
@@ -78,11 +82,21 @@ def test_recall_and_get_read_the_replica_while_writes_read_their_own(scaled_web,
             assert _get(live_server, agent, second["memory_id"]).status_code == 404
             assert second["memory_id"] not in _recalled(custodian, "quarterly reviews")
             assert first["memory_id"] in _recalled(custodian, "weekly summaries")
+
+            evidence = custodian.register_evidence(
+                "conversation", "chat/alice/unsure", {"text": "Maybe calls?"}
+            )
+            unsure = custodian.propose(
+                "create", memory=alice_preference("Alice may prefer calls"), evidence=[evidence]
+            )
+            assert unsure["status"] == "pending_review", unsure
+            assert unsure["id"] not in {queued["id"] for queued in pm.review_queue()}
         finally:
             standby.resume_replay()
         standby.wait_for_replay()
         assert _get(live_server, agent, second["memory_id"]).status_code == 200
         assert second["memory_id"] in _recalled(custodian, "quarterly reviews")
+        assert unsure["id"] in {queued["id"] for queued in pm.review_queue()}
     assert pooler.transactions() > before  # the web's transactions went through PgBouncer
 
 
