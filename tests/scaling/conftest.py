@@ -44,7 +44,7 @@ def unavailable(reason: str) -> None:
 
 def _require_postgresql() -> None:
     if connection.vendor != "postgresql":
-        pytest.skip("the scaling tests need PostgreSQL (DATABASE_URL)")
+        unavailable("the scaling tests need PostgreSQL (DATABASE_URL)")
 
 
 def _as_postgres(command: list[str]) -> list[str]:

@@ -23,10 +23,10 @@ from tests.workers import BASE_DIR, connect_as
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
-def _verify(url: str) -> subprocess.CompletedProcess:
+def _manage(command: str, url: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CUSTODIAN_DB_POOLER")}
     return subprocess.run(
-        [sys.executable, "manage.py", "verify_receipts"],
+        [sys.executable, "manage.py", command],
         cwd=BASE_DIR,
         env={**env, "DATABASE_URL": url},
         capture_output=True,
@@ -67,13 +67,14 @@ def test_a_restored_dump_verifies_and_a_receipt_changed_in_it_does_not(remember,
     )
     restored_url = workers.test_database_url().rsplit("/", 1)[0] + f"/{restored_name}"
 
-    verified = _verify(restored_url)
+    assert _manage("setup_db_roles", restored_url).returncode == 0
+    verified = _manage("verify_receipts", restored_url)
     assert verified.returncode == 0, verified.stderr
     assert "3 receipts verified, memories match" in verified.stdout
 
     with psycopg.connect(restored_url, autocommit=True) as conn, conn.transaction():
         conn.execute("SET LOCAL session_replication_role = replica")  # past the append-only trigger
         conn.execute("UPDATE executor_receipt SET reason = 'forged' WHERE id = %s", [receipts[1].id])
-    broken = _verify(restored_url)
+    broken = _manage("verify_receipts", restored_url)
     assert broken.returncode != 0
     assert str(receipts[1].id) in broken.stderr
