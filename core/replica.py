@@ -10,10 +10,11 @@ and what it reads), who the caller is and what they are allowed (``tenancy``, ``
 primary; nothing is migrated on the replica.
 
 The first replica-routed read of a request checks the replica once: if it does not answer, is
-not replaying, or lags more than ``CUSTODIAN_REPLICA_MAX_LAG_SECONDS``, the request reads the
-primary instead (and an unreachable replica is not asked again for
-``CUSTODIAN_REPLICA_RETRY_SECONDS``). A replica that fails later in the request answers the 503
-``service_unavailable`` problem every database outage gets, never a 500.
+not a copy of the primary's database (another cluster, or no Custodian tables), or lags more
+than ``CUSTODIAN_REPLICA_MAX_LAG_SECONDS``, the request reads the primary instead (and a
+replica that failed is not asked again for ``CUSTODIAN_REPLICA_RETRY_SECONDS``). A replica
+that fails later in the request answers the 503 ``service_unavailable`` problem every database
+outage gets, never a 500.
 """
 
 import contextlib
@@ -47,13 +48,18 @@ REPLICA_APPS = frozenset(
     }
 )
 
-# Seconds the replica is behind; 0 while it has replayed all it received (an idle primary
-# commits nothing, so the last replayed commit's age alone would call a caught-up replica late).
-LAG_SQL = (
-    "SELECT CASE WHEN NOT pg_is_in_recovery() OR pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn()"
+# Which cluster a server belongs to (a standby keeps its primary's), whether this database
+# holds Custodian's tables, and seconds the replica is behind: 0 while it has replayed all it
+# received (an idle primary commits nothing, so the last replayed commit's age alone would call a
+# caught-up replica late).
+CHECK_SQL = (
+    "SELECT (SELECT system_identifier FROM pg_control_system()),"
+    " to_regclass('memory_core_memory') IS NOT NULL,"
+    " CASE WHEN NOT pg_is_in_recovery() OR pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn()"
     " THEN 0 ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 'Infinity')"
     " END::float8"
 )
+IDENTITY_SQL = "SELECT system_identifier FROM pg_control_system()"
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -99,29 +105,56 @@ def replica_configured() -> bool:
 
 
 def replica_lag() -> float:
-    """Return the replica's replay lag in seconds (raises DatabaseError when it does not answer)."""
+    """Return the replica's replay lag in seconds.
+
+    Raises DatabaseError when it does not answer, and ``NotAStandby`` when it is not a copy of
+    the primary's database (another cluster, or a database without Custodian's tables).
+    """
     with connections[REPLICA].cursor() as cursor:
-        cursor.execute(LAG_SQL)
-        return float(cursor.fetchone()[0])
+        cursor.execute(CHECK_SQL)
+        identity, has_tables, lag = cursor.fetchone()
+    if identity != _primary_identity() or not has_tables:
+        raise NotAStandby("CUSTODIAN_REPLICA_URL is not a standby of DATABASE_URL's database")
+    return float(lag)
+
+
+class NotAStandby(Exception):
+    """The replica URL names a server or database that does not replicate the primary's."""
+
+
+_identity: list[int] = []
+
+
+def _primary_identity() -> int:
+    """The primary cluster's system identifier (asked once per process; it never changes)."""
+    if not _identity:
+        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+            cursor.execute(IDENTITY_SQL)
+            _identity.append(int(cursor.fetchone()[0]))
+    return _identity[0]
 
 
 def _choose() -> str:
     """The alias this request's replica-routed reads use: the replica if it answers in time."""
-    global _down_until
     if not replica_configured() or time.monotonic() < _down_until:
         return DEFAULT_DB_ALIAS
     try:
         lag = replica_lag()
-    except DatabaseError as exc:
+    except (DatabaseError, NotAStandby) as exc:
         connections[REPLICA].close()
-        with _down_lock:
-            _down_until = time.monotonic() + settings.CUSTODIAN_REPLICA_RETRY_SECONDS
+        _skip_replica()
         logger.warning("replica unavailable, reading the primary: %s", str(exc).strip().splitlines()[0])
         return DEFAULT_DB_ALIAS
     if lag > settings.CUSTODIAN_REPLICA_MAX_LAG_SECONDS:
         logger.info("replica %.1fs behind, reading the primary", lag)
         return DEFAULT_DB_ALIAS
     return REPLICA
+
+
+def _skip_replica() -> None:
+    global _down_until
+    with _down_lock:
+        _down_until = time.monotonic() + settings.CUSTODIAN_REPLICA_RETRY_SECONDS
 
 
 class ReplicaRouter:

@@ -6,20 +6,27 @@ replica's: a memory applied meanwhile is missing from recall and get, while the 
 idempotent retry, its receipt and its proposal (all on the primary) see it at once.
 """
 
+import contextlib
 import uuid
+from collections.abc import Iterator
 
 import httpx
 import pytest
 from custodian_client import Custodian
+from django.db import connections
 
+from core import replica
+from core.databases import REPLICA
 from memory_core.models import Memory
 from proposals.models import Proposal
 from tests.live import ALICE, OWNER_CONTEXT, alice_preference, make_reviewer
 from tests.scaling.conftest import SCALED_DATABASES
+from tests.workers import connect_as
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True, databases=SCALED_DATABASES)]
 
 ACTING_FOR = "user:pm-alice"
+UNPRIVILEGED = "custodian_test_replica_reader"  # a login with no grant on any table
 
 
 @pytest.fixture(autouse=True)
@@ -127,3 +134,43 @@ def test_a_stopped_replica_sends_reads_to_the_primary_not_a_500(scaled_web, live
         finally:
             standby.start()
     standby.wait_for_replay()
+
+
+@contextlib.contextmanager
+def _replica_entry(**changes: str) -> Iterator[None]:
+    """Point the replica entry elsewhere (as a wrong CUSTODIAN_REPLICA_URL would) inside the block."""
+    entry = connections.settings[REPLICA]
+    saved = {key: entry[key] for key in changes}
+    entry.update(changes)
+    try:
+        yield
+    finally:
+        entry.update(saved)
+        replica._down_until = 0.0
+
+
+def test_a_replica_url_naming_another_database_is_not_read(scaled_web, live_server, agent):
+    with Custodian(live_server.url, agent.token) as custodian:
+        kept = _remember(custodian, "Alice prefers plain text")
+        with _replica_entry(NAME="postgres"):  # the standby's own, without Custodian's tables
+            assert _get(live_server, agent, kept["memory_id"]).status_code == 200
+            assert kept["memory_id"] in _recalled(custodian, "plain text")
+
+
+def test_a_replica_failing_after_its_check_answers_a_503_problem_not_a_500(scaled_web, live_server, agent):
+    """A role on the replica that may not read the memories passes the check, then fails the read."""
+    with Custodian(live_server.url, agent.token) as custodian:
+        kept = _remember(custodian, "Alice prefers bullet points")
+    with connect_as() as conn:
+        conn.execute(f"DROP ROLE IF EXISTS {UNPRIVILEGED}")
+        conn.execute(f"CREATE ROLE {UNPRIVILEGED} LOGIN")
+    try:
+        scaled_web.standby.wait_for_replay()
+        with _replica_entry(USER=UNPRIVILEGED):
+            read = _get(live_server, agent, kept["memory_id"])
+        assert read.status_code == 503, read.text
+        assert read.headers["content-type"] == "application/problem+json"
+        assert read.json()["code"] == "service_unavailable"
+    finally:
+        with connect_as() as conn:
+            conn.execute(f"DROP ROLE IF EXISTS {UNPRIVILEGED}")
