@@ -10,10 +10,11 @@ import os
 from datetime import timedelta
 from pathlib import Path
 
-import dj_database_url
 from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
 
 from config.environment import check_service_urls
+from core.databases import REPLICA, primary_database, replica_database
 from telemetry.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -95,22 +96,45 @@ WSGI_APPLICATION = "config.wsgi.application"
 
 check_service_urls(dict(os.environ))  # a mistyped URL stops here, in one line
 DATABASE_URL = os.environ.get("DATABASE_URL")
+# "transaction" when DATABASE_URL is PgBouncer (or another pooler) in transaction mode: no session
+# state survives between transactions (core/databases.py). Only web processes go through it; an
+# executor worker refuses to start behind it (its leases name its PostgreSQL backend).
+CUSTODIAN_DB_POOLER = os.environ.get("CUSTODIAN_DB_POOLER", "").strip().lower()
+# A streaming standby of DATABASE_URL's database: the views that opt in read from it
+# (core/replica.py), while it answers and lags at most this many seconds; else they read the primary.
+CUSTODIAN_REPLICA_URL = os.environ.get("CUSTODIAN_REPLICA_URL", "").strip()
+CUSTODIAN_REPLICA_MAX_LAG_SECONDS = float(os.environ.get("CUSTODIAN_REPLICA_MAX_LAG_SECONDS", 5))
+# A replica that failed its check is not asked again for this long.
+CUSTODIAN_REPLICA_RETRY_SECONDS = float(os.environ.get("CUSTODIAN_REPLICA_RETRY_SECONDS", 5))
+DATABASE_ROUTERS = ["core.replica.ReplicaRouter"]
+if (CUSTODIAN_DB_POOLER or CUSTODIAN_REPLICA_URL) and not DATABASE_URL:
+    raise ImproperlyConfigured("CUSTODIAN_DB_POOLER and CUSTODIAN_REPLICA_URL need DATABASE_URL (PostgreSQL)")
 if DATABASE_URL:
     # Persistent connections suit gunicorn (one per worker, or per thread: config/gunicorn.py)
     # and the executor workers (one per process).
-    DATABASES = {
-        "default": dj_database_url.parse(
-            DATABASE_URL, conn_max_age=int(os.environ.get("CUSTODIAN_DB_CONN_MAX_AGE", 60))
-        )
-    }
     # A budget for every statement of a web process (config/gunicorn.py sets it; the executor,
     # beat and management commands leave it unset and run unbounded). PostgreSQL cancels a
     # statement past it, the request answers 503 ``query_timeout`` (core.api.problems), and the
     # worker is free again long before gunicorn's own timeout would kill it mid-request.
     _statement_budget = int(os.environ.get("CUSTODIAN_STATEMENT_TIMEOUT_MS") or 0)
-    if _statement_budget:
-        _options = DATABASES["default"].setdefault("OPTIONS", {})
-        _options["options"] = f"-c statement_timeout={_statement_budget}"
+    try:
+        DATABASES = {
+            "default": primary_database(
+                DATABASE_URL,
+                conn_max_age=int(os.environ.get("CUSTODIAN_DB_CONN_MAX_AGE", 60)),
+                pooler=CUSTODIAN_DB_POOLER,
+                statement_budget_ms=_statement_budget,
+            )
+        }
+        if CUSTODIAN_REPLICA_URL:
+            DATABASES[REPLICA] = replica_database(
+                CUSTODIAN_REPLICA_URL,
+                primary=DATABASES["default"],
+                pooler=CUSTODIAN_DB_POOLER,
+                statement_budget_ms=_statement_budget,
+            )
+    except ValueError as exc:
+        raise ImproperlyConfigured(str(exc)) from None
 else:
     DATABASES = {
         "default": {

@@ -7,9 +7,14 @@ SIGKILLed worker) and ends every backend when it restarts, so "the holder is gon
 database states at once, not a timeout: the sweep hands such entries out again on its next tick.
 So is a holder whose connection has sat idle, outside any transaction, since well after it took
 the lease: its process lives (a task that failed between lease and apply) but works on nothing.
-The lease's expiry stays as the backstop (a holder alive but stuck, a connection pooler in
-between), and is the only rule where there is no backend to ask (SQLite, the embedded mode) and
-for entries that only sit in a broker message.
+The lease's expiry stays as the backstop (a holder alive but stuck), and is the only rule
+where there is no backend to ask (SQLite, the embedded mode) and for entries that only sit in
+a broker message.
+
+Behind a transaction pooler (PgBouncer) the backend is whichever server connection the pooler
+lent for one transaction: its pid names nobody, and an idle one would look like a holder gone.
+So a worker refuses to start with ``CUSTODIAN_DB_POOLER`` set: executor workers connect to
+PostgreSQL directly, only web processes go through the pooler (docs/operations.md).
 
 None of this decides whether an entry is applied once: a takeover that was wrong (the holder was
 alive after all) only means two workers try the same entry, and ``applying.apply_batch`` locks
@@ -59,6 +64,15 @@ class _HolderGone(Func):
 
     def __init__(self, *, idle_seconds: int) -> None:
         super().__init__(F("lease_holder_pid"), F("lease_holder_started_at"), idle_seconds=int(idle_seconds))
+
+
+def refuse_transaction_pooler(**_: Any) -> None:
+    """``celeryd_init``: stop a worker whose DATABASE_URL is a transaction pooler, in one line."""
+    if settings.CUSTODIAN_DB_POOLER:
+        raise SystemExit(
+            "executor workers must connect to PostgreSQL directly (their leases name their backend):"
+            " give them a DATABASE_URL that bypasses the pooler, without CUSTODIAN_DB_POOLER"
+        )
 
 
 def holder() -> dict[str, Any]:

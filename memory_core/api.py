@@ -6,6 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.serializers import ChoiceField, StrictSerializer
+from core.replica import reads_from_replica
 from memory_core.entities import entity_cluster, expansion_terms
 from memory_core.links import MAX_LINKS_PER_HIT
 from memory_core.models import Memory, RecallFeedback
@@ -114,6 +115,7 @@ class RecallSearchApi(APIView):
             )
         },
     )
+    @reads_from_replica
     def post(self, request):
         data = RecallSearchInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -230,6 +232,7 @@ class MemoryDetailApi(APIView):
         parameters=[*READ_CONTEXT_PARAMETERS, OpenApiParameter("correlation_id", str)],
         responses={200: OpenApiResponse(description="memory, return_mode, rule, consumable_text")},
     )
+    @reads_from_replica
     def get(self, request, memory_id):
         context = read_context(request)
         view, mode, rule = read_memory(agent=request.user, memory_id=memory_id, context=context)

@@ -10,6 +10,7 @@ from rest_framework import serializers
 from rest_framework.generics import ListAPIView
 
 from core.api.pagination import CreatedCursorPagination
+from core.replica import reads_from_replica
 from memory_core.filters import AccessEventFilter
 from memory_core.models import AccessEvent, AccessEventItem
 from memory_core.return_modes import MASK
@@ -65,6 +66,10 @@ class AuditEventListApi(ListAPIView):
     serializer_class = AccessEventOutput
     pagination_class = CreatedCursorPagination
     filterset_class = AccessEventFilter
+
+    @reads_from_replica
+    def get(self, request, *args, **kwargs):
+        return self.list(request, *args, **kwargs)
 
     def get_queryset(self):
         if isinstance(self.request.user, Agent):

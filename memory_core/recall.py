@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from core.errors import DomainError
 from core.keyed import keyed_digest
+from core.replica import on_primary
 from memory_core.episodes import neighbours as episode_neighbours
 from memory_core.links import linked_context
 from memory_core.models import (
@@ -458,9 +459,10 @@ def _narrowed(rows: QuerySet, query: RecallQuery) -> QuerySet:
 def _resume(agent: Agent, query: RecallQuery, cursor: uuid.UUID | None) -> int:
     if cursor is None:
         return 0
-    previous = AccessEvent.objects.filter(
-        pk=cursor, tenant_id=agent.tenant_id, agent=agent, action=AccessEvent.Action.SEARCH
-    ).first()
+    with on_primary():  # the previous page's event may be younger than the replica's lag
+        previous = AccessEvent.objects.filter(
+            pk=cursor, tenant_id=agent.tenant_id, agent=agent, action=AccessEvent.Action.SEARCH
+        ).first()
     if previous is None or previous.next_offset is None:
         raise InvalidRecallCursor()
     if (previous.query, previous.filters) != (query.text, query.as_json()):

@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 
 from core.api.pagination import CreatedCursorPagination
 from core.api.serializers import ChoiceField, Sha256Field, StrictSerializer
+from core.replica import reads_from_replica
 from proposals.api import ProposalOutput
 from proposals.models import Proposal
 from proposals.presenters import attach_decider_views
@@ -62,6 +63,10 @@ class ReviewQueueApi(ListAPIView):
 
     def get_queryset(self):
         return review_queue(user=self.request.user)
+
+    @reads_from_replica
+    def get(self, request, *args, **kwargs):
+        return self.list(request, *args, **kwargs)
 
     def paginate_queryset(self, queryset):
         # The queue holds only what this person may decide: shown raw, as the review page shows it.
