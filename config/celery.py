@@ -7,10 +7,10 @@ from typing import Any
 from celery import Celery
 from celery.signals import celeryd_init, setup_logging, worker_process_init
 
-from config.environment import load_settings_or_exit
+from config.environment import check_environment_or_exit
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-load_settings_or_exit()
+check_environment_or_exit()  # not the settings themselves: config.gunicorn sets some after this
 
 app = Celery("custodian")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -5,7 +5,9 @@ here it is one line naming the variable, what it must look like, and how to fall
 embedded default. Reachability is ``manage.py preflight``'s job: this module only parses.
 """
 
+import os
 import sys
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -42,12 +44,26 @@ def check_service_urls(environ: dict[str, str]) -> None:
         check_url(name, environ.get(name), REDIS_SCHEMES, "redis://127.0.0.1:6379/0")
 
 
+def exit_on_misconfiguration(check: Callable[[], object]) -> None:
+    """Run ``check``; an ImproperlyConfigured ends the process with its one line (exit status 2)."""
+    try:
+        check()
+    except ImproperlyConfigured as exc:
+        sys.stderr.write(f"custodian: {exc}\n")
+        raise SystemExit(2) from None
+
+
+def check_environment_or_exit() -> None:
+    """The URL checks alone, without loading Django's settings.
+
+    For ``config`` package imports (the Celery app): gunicorn imports ``config.gunicorn``, which
+    sets the web's statement budget in the environment, only after the package itself.
+    """
+    exit_on_misconfiguration(lambda: check_service_urls(dict(os.environ)))
+
+
 def load_settings_or_exit() -> None:
     """Load Django's settings now; a misconfiguration ends the process with its one line (exit 2)."""
     from django.conf import settings
 
-    try:
-        settings.INSTALLED_APPS  # noqa: B018 - touching a setting is what loads them
-    except ImproperlyConfigured as exc:
-        sys.stderr.write(f"custodian: {exc}\n")
-        raise SystemExit(2) from None
+    exit_on_misconfiguration(lambda: settings.INSTALLED_APPS)  # touching a setting loads them

@@ -132,6 +132,7 @@ def test_a_tenant_export_without_its_chain_is_unverifiable_not_broken(exported, 
     assert done.stderr.startswith("UNVERIFIED") and "export it again" in done.stderr
 
 
+@pytest.mark.django_db(transaction=True)  # flush, as a fresh database before an import
 def test_the_embedded_chain_does_not_get_in_the_way_of_an_import(exported, agent):
     call_command("flush", interactive=False, verbosity=0)
     call_command("import_tenant", input=str(exported))

@@ -76,3 +76,24 @@ def test_preflight_passes_where_the_dependencies_answer():
     done = manage("preflight")  # this run's own database and broker (either mode)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "custodian: database, broker and cache answer"
+
+
+def test_the_start_up_checks_leave_gunicorn_setting_the_web_statement_budget_first():
+    """gunicorn imports the ``config`` package (the Celery app) before ``config.gunicorn`` sets it."""
+    show = (
+        "import config.gunicorn, django; django.setup(); from django.conf import settings; "
+        "print(settings.DATABASES['default']['OPTIONS'].get('options'))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "CUSTODIAN_STATEMENT_TIMEOUT_MS"}
+    env["DATABASE_URL"] = "postgres://custodian@127.0.0.1:5432/custodian"  # parsed, never connected
+    done = subprocess.run(
+        [sys.executable, "-c", show],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "-c statement_timeout=5000"
