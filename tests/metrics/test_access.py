@@ -1,0 +1,89 @@
+"""Who may read /metrics: only the holder of CUSTODIAN_METRICS_TOKEN; no token configured, no endpoint."""
+
+import pytest
+from django.test import Client
+
+from memory_core.models import AccessEvent
+from tenancy.models import DeniedRequest
+from tenancy.services import issue_user_token
+from tests.factories import make_person
+from tests.metrics.scraping import bearer, parse
+
+pytestmark = pytest.mark.django_db
+
+PROBLEM = "application/problem+json"
+
+
+def get(token: str | None = None, *, scheme: str = "Bearer"):
+    headers = {"HTTP_AUTHORIZATION": f"{scheme} {token}"} if token is not None else {}
+    return Client().get("/metrics", **headers)
+
+
+def test_without_a_configured_token_the_endpoint_does_not_exist(settings):
+    settings.CUSTODIAN_METRICS_TOKEN = ""
+    response = get("anything")
+    assert response.status_code == 404
+    assert response["Content-Type"] == PROBLEM and response.json()["code"] == "not_found"
+
+
+def test_with_metrics_turned_off_even_the_right_token_gets_404(metrics_token, settings):
+    settings.CUSTODIAN_METRICS = False
+    response = get(metrics_token)
+    assert response.status_code == 404 and response.json()["code"] == "not_found"
+
+
+def test_a_scrape_without_a_token_is_refused(metrics_token):
+    response = get()
+    assert response.status_code == 401
+    assert response["Content-Type"] == PROBLEM and response.json()["code"] == "not_authenticated"
+    assert response["WWW-Authenticate"].startswith("Bearer")
+    assert "custodian_" not in response.content.decode()
+
+
+@pytest.mark.parametrize("presented", ["metrics-wrong", "metrics-" + "k" * 39, "metrics-" + "k" * 41, ""])
+def test_a_wrong_token_is_refused(metrics_token, presented):
+    response = get(presented)
+    assert response.status_code == 401 and response.json()["code"] == "not_authenticated"
+
+
+def test_the_right_token_under_another_scheme_is_refused(metrics_token):
+    assert get(metrics_token, scheme="Basic").status_code == 401
+
+
+def test_an_agent_token_is_not_a_metrics_token(metrics_token, agent):
+    assert agent.client.get("/api/v1/proposals/").status_code == 200  # a good agent token
+    response = get(agent.token)
+    assert response.status_code == 401 and response.json()["code"] == "not_authenticated"
+
+
+def test_a_personal_token_is_not_a_metrics_token(metrics_token, agent):
+    _, raw = issue_user_token(user=make_person("pm-metrics", agent.tenant))
+    assert get(raw).status_code == 401
+
+
+def test_the_metrics_token_answers_prometheus_text(metrics_token):
+    response = get(metrics_token)
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/plain; version=0.0.4")
+    scrape = parse(response.content.decode())
+    assert scrape.value("custodian_metrics_database_up") == 1
+    assert "custodian_http_request_duration_seconds" in scrape.families
+
+
+def test_the_metrics_token_is_not_an_agent_token(metrics_token):
+    response = Client().get("/api/v1/proposals/", HTTP_AUTHORIZATION=bearer()["Authorization"])
+    assert response.status_code == 401
+
+
+def test_scrapes_are_never_throttled_nor_recorded(metrics_token, settings):
+    settings.CUSTODIAN_API_RATE = "2/min"
+    answers = [get(metrics_token).status_code for _ in range(6)]
+    assert answers == [200] * 6
+    assert not DeniedRequest.objects.exists()
+    assert not AccessEvent.objects.exists()
+
+
+def test_a_refused_scrape_is_audited_as_a_denied_request(metrics_token):
+    get("metrics-guess")
+    denied = DeniedRequest.objects.get()
+    assert (denied.path, denied.status, denied.code) == ("/metrics", 401, "not_authenticated")
