@@ -25,8 +25,9 @@ class Scrape:
             if sample == name and wanted <= set(key)
         ]
 
-    def label_values(self) -> set[tuple[str, str]]:
-        return {pair for (_, key) in self.samples for pair in key}
+    def label_values(self, prefix: str = "custodian_") -> set[tuple[str, str]]:
+        """Every (label, value) pair of the samples named ``prefix…`` (not the process collectors')."""
+        return {pair for (name, key) in self.samples if name.startswith(prefix) for pair in key}
 
 
 def parse(text: str) -> Scrape:
