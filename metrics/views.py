@@ -11,12 +11,15 @@ DRF throttles; the middleware only counts refusals) and never recorded as a cont
 
 import hashlib
 import hmac
+from collections.abc import Iterable
 
 from django.conf import settings
 from django.http import HttpResponse
 from rest_framework.authentication import BaseAuthentication
+from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.parsers import BaseParser
 from rest_framework.permissions import BasePermission
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
@@ -39,6 +42,19 @@ def _bearer(request: Request) -> str:
     return credential.strip() if scheme.lower() == "bearer" else ""
 
 
+class OneFormat(BaseContentNegotiation):
+    """The exposition format is fixed: whatever ``Accept`` says (``text/plain``, OpenMetrics), never 406."""
+
+    def select_parser(self, request: Request, parsers: Iterable[BaseParser]) -> None:
+        return None
+
+    def select_renderer(
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        renderer = next(iter(renderers))
+        return renderer, str(renderer.media_type)
+
+
 class MetricsApi(APIView):
     """GET /metrics: an APIView without throttles (the throttle middleware leaves APIViews to DRF)."""
 
@@ -46,6 +62,8 @@ class MetricsApi(APIView):
     permission_classes: list[type[BasePermission]] = []
     parser_classes: list[type[BaseParser]] = []
     throttle_classes: list[type[BaseThrottle]] = []
+    renderer_classes = [JSONRenderer]  # never used: the view answers Django responses
+    content_negotiation_class = OneFormat
     schema = None  # not part of Custodian's API (/api/schema/)
 
     def get(self, request: Request) -> HttpResponse:

@@ -87,3 +87,11 @@ def test_a_refused_scrape_is_audited_as_a_denied_request(metrics_token):
     get("metrics-guess")
     denied = DeniedRequest.objects.get()
     assert (denied.path, denied.status, denied.code) == ("/metrics", 401, "not_authenticated")
+
+
+@pytest.mark.parametrize(
+    "accept", ["text/plain", "application/openmetrics-text; version=1.0.0", "application/json", "*/*"]
+)
+def test_any_accept_header_gets_the_text_format(metrics_token, accept):
+    response = Client().get("/metrics", HTTP_AUTHORIZATION=f"Bearer {metrics_token}", HTTP_ACCEPT=accept)
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/plain")
