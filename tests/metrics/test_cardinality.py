@@ -72,7 +72,21 @@ def test_a_code_or_rule_that_is_not_an_identifier_is_folded():
     from metrics import labels
 
     assert labels.word("deny-duplicate") == "deny-duplicate"
+    for id_like in ("c5bd40de-17c6-4710-9714-41256aec0090", "c5bd40de17c64710", "run-2026", "e3b0c442"):
+        assert labels.word(id_like) == "(other)", id_like
     assert labels.word(str(uuid.uuid4())) == "(other)"
     assert labels.word("Alice prefers weekly summaries") == "(other)"
     assert labels.word("x" * 65) == "(other)"
     assert labels.method("PROPFIND") == "(other)"
+
+
+def test_every_rule_id_outcome_and_classification_is_kept_as_it_is():
+    from django.conf import settings
+
+    from executor.models import Receipt
+    from metrics import labels
+    from proposals.policy.rules import load_rule_set
+
+    rules = [rule.id for rule in load_rule_set(settings.CUSTODIAN_POLICY_FILE).rules]
+    values = [*rules, *Receipt.Outcome.values, *Proposal.Classification.values]
+    assert [value for value in values if labels.word(value) != value] == []
