@@ -1,6 +1,5 @@
 """System checks: a metrics setting that cannot work is one clear line at start-up."""
 
-import os
 from typing import Any
 
 from django.conf import settings
@@ -21,15 +20,6 @@ def check_metrics_settings(app_configs: Any = None, **kwargs: Any) -> list[Error
                 id="metrics.E001",
             )
         )
-    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
-    if directory and not (os.path.isdir(directory) and os.access(directory, os.W_OK | os.X_OK)):
-        problems.append(
-            Error(
-                "PROMETHEUS_MULTIPROC_DIR is not a writable directory",
-                hint="Create it empty before the processes start (bin/run-all does), or unset it.",
-                id="metrics.E002",
-            )
-        )
     if settings.CUSTODIAN_METRICS_TENANT_LABELS < 0:
-        problems.append(Error("CUSTODIAN_METRICS_TENANT_LABELS must be 0 or more", id="metrics.E003"))
+        problems.append(Error("CUSTODIAN_METRICS_TENANT_LABELS must be 0 or more", id="metrics.E002"))
     return problems

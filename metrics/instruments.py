@@ -6,7 +6,20 @@ Under ``PROMETHEUS_MULTIPROC_DIR`` each process writes its values to files there
 scrape adds them up; without it they live in this process's memory (tests, the dev server).
 """
 
+import os
+
+from django.core.exceptions import ImproperlyConfigured
 from prometheus_client import Counter, Gauge, Histogram, disable_created_metrics
+
+from metrics.multiprocess import VARIABLE
+
+_directory = os.environ.get(VARIABLE, "")
+if _directory and not (os.path.isdir(_directory) and os.access(_directory, os.W_OK | os.X_OK)):
+    # Said once, here: the first metric below would fail on its file with a bare OSError.
+    raise ImproperlyConfigured(
+        f"{VARIABLE}={_directory} is not a writable directory: create it empty before the "
+        "processes start (bin/run-all does), or unset it"
+    )
 
 # The ``_created`` series: not written in multiprocess mode, so left out everywhere alike.
 disable_created_metrics()

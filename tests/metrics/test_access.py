@@ -1,5 +1,7 @@
 """Who may read /metrics: only the holder of CUSTODIAN_METRICS_TOKEN; no token configured, no endpoint."""
 
+import os
+
 import pytest
 from django.test import Client
 
@@ -95,3 +97,32 @@ def test_a_refused_scrape_is_audited_as_a_denied_request(metrics_token):
 def test_any_accept_header_gets_the_text_format(metrics_token, accept):
     response = Client().get("/metrics", HTTP_AUTHORIZATION=f"Bearer {metrics_token}", HTTP_ACCEPT=accept)
     assert response.status_code == 200 and response["Content-Type"].startswith("text/plain")
+
+
+def test_a_short_metrics_token_fails_the_system_check(settings):
+    from metrics.checks import check_metrics_settings
+
+    settings.CUSTODIAN_METRICS_TOKEN = "too-short"
+    assert [problem.id for problem in check_metrics_settings()] == ["metrics.E001"]
+
+
+def test_a_missing_multiprocess_directory_stops_start_up_with_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.workers import BASE_DIR
+
+    completed = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=BASE_DIR,
+        env={**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "missing")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode != 0
+    assert (
+        completed.stderr.strip()
+        .splitlines()[-1]
+        .startswith("django.core.exceptions.ImproperlyConfigured: PROMETHEUS_MULTIPROC_DIR=")
+    )
