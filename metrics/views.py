@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 from django.conf import settings
 from django.http import HttpResponse
+from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.parsers import BaseParser
@@ -24,7 +25,6 @@ from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
-from core.api.problems import plain_problem
 from metrics.exposition import CONTENT_TYPE, scrape
 
 
@@ -66,18 +66,21 @@ class MetricsApi(APIView):
     content_negotiation_class = OneFormat
     schema = None  # not part of Custodian's API (/api/schema/)
 
-    def get(self, request: Request) -> HttpResponse:
+    def initial(self, request: Request, *args: object, **kwargs: object) -> None:
+        """Refuse before the method is looked at, so no answer (a 405 either) tells an unconfigured
+        endpoint from a missing one, and every method needs the token."""
+        super().initial(request, *args, **kwargs)
         expected = settings.CUSTODIAN_METRICS_TOKEN
         if not (settings.CUSTODIAN_METRICS and expected):
-            return plain_problem(404, "not_found", "Not found")
+            raise exceptions.NotFound()
         presented = _bearer(request)
         if not presented or not token_matches(presented, expected):
-            response = plain_problem(
-                401,
-                "not_authenticated",
-                "A metrics token is required",
-                detail="Send Authorization: Bearer <token>.",
+            raise exceptions.NotAuthenticated(
+                "A metrics token is required: send Authorization: Bearer <token>."
             )
-            response["WWW-Authenticate"] = 'Bearer realm="metrics"'
-            return response
+
+    def get_authenticate_header(self, request: Request) -> str:
+        return 'Bearer realm="metrics"'  # so a refusal is a 401 with WWW-Authenticate, not a 403
+
+    def get(self, request: Request) -> HttpResponse:
         return HttpResponse(scrape(), content_type=CONTENT_TYPE)

@@ -126,3 +126,15 @@ def test_a_missing_multiprocess_directory_stops_start_up_with_one_line(tmp_path)
         .splitlines()[-1]
         .startswith("django.core.exceptions.ImproperlyConfigured: PROMETHEUS_MULTIPROC_DIR=")
     )
+
+
+@pytest.mark.parametrize("method", ["post", "put", "delete"])
+def test_no_method_tells_an_unconfigured_endpoint_from_a_missing_one(settings, method):
+    settings.CUSTODIAN_METRICS_TOKEN = ""
+    response = getattr(Client(), method)("/metrics")
+    assert response.status_code == 404 and response.json()["code"] == "not_found"
+
+
+def test_a_write_with_the_token_is_not_allowed(metrics_token):
+    response = Client().post("/metrics", HTTP_AUTHORIZATION=f"Bearer {metrics_token}")
+    assert response.status_code == 405 and response.json()["code"] == "method_not_allowed"
