@@ -31,6 +31,7 @@ PARTS = [
     "floor",
     "startup",
     "quality",
+    "observability",
     "gateway",
 ]
 EMBEDDED_PARTS = {"quality"}  # the others seed with PostgreSQL's COPY

@@ -38,6 +38,7 @@ class Scale:
     dreaming_windows: int = 1_000  # dreaming part: windows the pass freezes, plans and proposes
     drain_workers: tuple[int, ...] = (1, 2, 4)  # drain part: executor worker processes per run
     drain_tenants: tuple[int, ...] = (1, 4)  # drain part: tenants the backlog is spread over
+    observability_submits: int = 2_000  # observability part: submits per run, bare and full each
 
 
 SCALES = {
@@ -58,6 +59,7 @@ SCALES = {
         dreaming_memories=2_000,
         dreaming_windows=50,
         drain_workers=(1, 2),
+        observability_submits=40,
     ),
     "full": Scale(
         "full",

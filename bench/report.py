@@ -97,7 +97,15 @@ def evaluate(results: dict) -> list[dict]:
     if "startup" in results:
         check = results["startup"]["commands"]["embedded check"]["p50_ms"]
         target("manage.py check, embedded default (ms)", check, "≤ 2000", check <= 2000)
-    return targets
+    return targets + _observability_targets(results)
+
+
+def _observability_targets(results: dict) -> list[dict]:
+    if "observability" not in results:
+        return []
+    overhead = results["observability"]["overhead_percent"]
+    name = "observability: web CPU per submit, full over bare (+%)"
+    return [{"target": name, "value": overhead, "goal": "≤ 5", "pass": overhead <= 5}]
 
 
 def markdown(document: dict) -> str:
@@ -126,6 +134,8 @@ def markdown(document: dict) -> str:
     lines += _postgres_memory(results)
     if "gateway" in results:
         lines += ["", *gateway_table(results["gateway"])]
+    if "observability" in results:
+        lines += ["", *observability_table(results["observability"])]
     if "startup" in results:
         lines += ["", "| top-level import of `manage.py check` | ms |", "|---|---|"]
         lines += [f"| `{row['module']}` | {row['ms']} |" for row in results["startup"]["top_imports"]]
@@ -146,6 +156,33 @@ def markdown(document: dict) -> str:
                 f"| {row['path']} | {row['per_second']} | {row['of_copy']} | {row['of_executemany']} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def observability_table(observability: dict) -> list[str]:
+    """Web CPU per submit with every request observer removed (bare) and as shipped (full)."""
+    lines = [
+        "Web CPU per submit (gunicorn workers' user + system CPU, "
+        f"{observability['submits_per_run']:,} submits a run)",
+        "",
+        "| configuration | CPU ms per submit (median) | runs | errors | /metrics answers |",
+        "|---|---|---|---|---|",
+    ]
+    for name in ("bare", "full"):
+        runs = observability["runs"][name]
+        each = ", ".join(str(run["cpu_ms_per_submit"]) for run in runs)
+        lines.append(
+            f"| {name} | {observability[f'{name}_cpu_ms_per_submit']} | {each} | "
+            f"{sum(run['errors'] for run in runs)} | {any(run['metrics_recorded'] for run in runs)} |"
+        )
+    lines.append(f"| full ÷ bare | {observability['overhead_percent']:+}% | | | |")
+    if "recording_us_per_submit" in observability:
+        lines += [
+            "",
+            f"The metrics calls of one submit alone (multiprocess mode, own process): "
+            f"{observability['recording_us_per_submit']} µs of CPU, "
+            f"{observability['recording_percent_of_bare']}% of a bare submit.",
+        ]
+    return lines
 
 
 def gateway_table(gateway: dict) -> list[str]:

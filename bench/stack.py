@@ -79,7 +79,8 @@ class Stack:
         log = open(self.log_dir / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
         return subprocess.Popen(command, cwd=ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT)
 
-    def start_web(self) -> None:
+    def start_web(self, **env: str) -> None:
+        """Start gunicorn (``env``: settings for this start only, e.g. ``CUSTODIAN_OBSERVABILITY=off``)."""
         self.web = self._spawn(
             "gunicorn",
             [
@@ -93,6 +94,7 @@ class Stack:
                 "--log-level=warning",
             ],
             "custodian_web",
+            **env,
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -140,11 +142,14 @@ class Stack:
             _stop(process)
         self.workers, self.beat = [], None
 
-    def stop(self) -> None:
-        self.stop_workers()
+    def stop_web(self) -> None:
         if self.web:
             _stop(self.web)
             self.web = None
+
+    def stop(self) -> None:
+        self.stop_workers()
+        self.stop_web()
 
     def __enter__(self) -> "Stack":
         return self

@@ -14,6 +14,10 @@ config/settings.py in the workers): PostgreSQL gives up on a statement well befo
 ``timeout`` would kill the worker, so a slow query answers a 503 problem (``query_timeout``)
 instead of a killed worker and the proxy's error page, and the worker serves the next request.
 The executor and management commands never load this file and run unbounded.
+
+Metrics run in prometheus_client's multiprocess mode: ``on_starting`` picks the directory
+every worker writes to (``PROMETHEUS_MULTIPROC_DIR``, fresh when nothing set it), ``child_exit``
+retires a dead worker's live gauges; any worker's GET /metrics adds all of them up.
 """
 
 import os
@@ -53,3 +57,17 @@ class StructuredLogger(glogging.Logger):
 
 
 logger_class = StructuredLogger
+
+
+def on_starting(server: object) -> None:
+    """Choose the metrics directory before any worker forks (``metrics.multiprocess``)."""
+    from metrics.multiprocess import prepare_directory
+
+    prepare_directory()
+
+
+def child_exit(server: object, worker: object) -> None:
+    """A worker is gone: retire its live gauges, keep what it counted."""
+    from metrics.multiprocess import worker_exited
+
+    worker_exited(int(getattr(worker, "pid", 0)))

@@ -52,14 +52,34 @@ INSTALLED_APPS = [
     "executor",
     "mgp",
     "health",
+    "metrics",
     "mcp_bridge",
 ]
 
+# Observability: what measures each request. CUSTODIAN_OBSERVABILITY=off drops all of it (the
+# benchmark's "bare" web process, bench/parts/observability.py); CUSTODIAN_METRICS=0 drops metrics
+# alone (no middleware, no signal receivers, /metrics answers 404). Middleware that observes
+# requests (metrics, request logging, tracing) goes in OBSERVABILITY_MIDDLEWARE, so the bare
+# run leaves it out too.
+CUSTODIAN_OBSERVABILITY = os.environ.get("CUSTODIAN_OBSERVABILITY", "on") != "off"
+CUSTODIAN_METRICS = CUSTODIAN_OBSERVABILITY and os.environ.get("CUSTODIAN_METRICS", "1") != "0"
+# The access log and request ids (telemetry.middleware), outermost; the metrics middleware after
+# AfterResponseMiddleware. CUSTODIAN_OBSERVABILITY=off removes both (the bench's bare run).
+REQUEST_LOG_MIDDLEWARE = ["telemetry.middleware.RequestLogMiddleware"] if CUSTODIAN_OBSERVABILITY else []
+METRICS_MIDDLEWARE = ["metrics.middleware.MetricsMiddleware"] if CUSTODIAN_METRICS else []
+OBSERVABILITY_MIDDLEWARE = [*REQUEST_LOG_MIDDLEWARE, *METRICS_MIDDLEWARE]
+# GET /metrics answers only this bearer token (at least 32 characters); unset, it answers 404.
+CUSTODIAN_METRICS_TOKEN = os.environ.get("CUSTODIAN_METRICS_TOKEN", "")
+# Review-queue gauges name at most this many tenants (the deepest queues); the rest are "(other)".
+CUSTODIAN_METRICS_TENANT_LABELS = int(os.environ.get("CUSTODIAN_METRICS_TENANT_LABELS", 20))
+
 MIDDLEWARE = [
     # Outermost: request and correlation ids for every line below, one access-log line per request.
-    "telemetry.middleware.RequestLogMiddleware",
+    *REQUEST_LOG_MIDDLEWARE,
     # First: work deferred by anything below (executor nudges) runs once the response is sent.
     "core.after_response.AfterResponseMiddleware",
+    # Next: observers see the answer the caller gets, throttled or not (metrics.middleware).
+    *METRICS_MIDDLEWARE,
     "django.middleware.security.SecurityMiddleware",
     "core.middleware.LengthRequiredMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -11,6 +11,7 @@ from health.views import LivezApi, ReadyzApi
 from maintenance.dreaming.api import DreamingRunListApi
 from memory_core.api import MemoryDetailApi, RecallFeedbackApi, RecallSearchApi
 from memory_core.audit_api import AuditEventListApi
+from metrics.views import MetricsApi
 from observations.api import ObservationApi, ObservationBatchApi
 from proposals.api import ProposalAmendApi, ProposalCollectionApi, ProposalDetailApi, ProposalWithdrawApi
 from proposals.batch_api import ProposalBatchSubmitApi
@@ -83,6 +84,7 @@ urlpatterns = [
     path("livez", LivezApi.as_view(), name="livez"),
     path("healthz", LivezApi.as_view(), name="healthz"),  # the older name balancers poll
     path("readyz", ReadyzApi.as_view(), name="readyz"),
+    path("metrics", MetricsApi.as_view(), name="metrics"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", csp(SWAGGER_UI_POLICY)(SpectacularSwaggerView.as_view(url_name="schema")), name="docs"),
 ]

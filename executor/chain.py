@@ -4,12 +4,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import transaction
 from django.db.models import TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
 from core.canonical import digest
 from core.inserts import insert_statement, run_together
+from core.signals import receipts_appended
 from executor.models import Receipt, ReceiptChain, uuid_text
 
 PROGRESS_EVERY = 5000  # receipts between two progress reports of a verification
@@ -46,6 +48,8 @@ def append_receipts(rows: list[dict[str, Any]]) -> list[Receipt]:
         receipts.append(receipt)
     run_together([insert_statement(receipts)])
     ReceiptChain.objects.bulk_update(heads.values(), ["seq", "head_hash"])
+    outcomes = [receipt.outcome for receipt in receipts]
+    transaction.on_commit(lambda: receipts_appended.send(sender=Receipt, outcomes=outcomes))
     return receipts
 
 

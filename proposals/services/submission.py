@@ -18,6 +18,7 @@ from django.utils import timezone
 from core.errors import DomainError
 from core.history import history_model, history_statement
 from core.inserts import insert_statement, run_together
+from core.signals import proposals_submitted
 from evidence.models import EvidenceRevision
 from proposals.errors import (
     AmendmentChangesTarget,
@@ -148,6 +149,12 @@ def write_new_proposals(
     due = [entry.id for entry in entries if entry.available_at <= now]
     for entry_id in due[:: settings.CUSTODIAN_EXECUTOR_BATCH]:
         transaction.on_commit(functools.partial(nudge, entry_id))
+    verdicts = [(proposal.classification, proposal.matched_rule) for proposal in proposals]
+    transaction.on_commit(functools.partial(_announce_submitted, verdicts))
+
+
+def _announce_submitted(verdicts: list[tuple[str, str]]) -> None:
+    proposals_submitted.send(sender=Proposal, verdicts=verdicts)
 
 
 def _history_user_id(proposal: Proposal) -> Any:

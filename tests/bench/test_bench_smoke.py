@@ -68,6 +68,7 @@ def test_smoke_benchmark_runs_every_part_and_writes_the_report(tmp_path):
         "floor",
         "startup",
         "quality",
+        "observability",
     }
     conversation = results["conversation"]
     assert conversation["accepted"] == conversation["applied"] == conversation["turns"] > 0
@@ -75,6 +76,9 @@ def test_smoke_benchmark_runs_every_part_and_writes_the_report(tmp_path):
     maintenance = results["maintenance"]
     assert maintenance["proposals"]["proposed"] > 0
     assert sum(row["candidates"] for row in maintenance["selection"].values()) > 0
+    observability = results["observability"]
+    assert observability["metrics_recorded"] and observability["bare_records_nothing"]
+    assert all(run["errors"] == 0 for runs in observability["runs"].values() for run in runs)
     dreaming = results["dreaming"]
     assert dreaming["selection"]["windows"] > 0 and dreaming["pass"]["proposals"] > 0
     assert dreaming["pass"]["stale"] == dreaming["pass"]["refused"] == 0
