@@ -31,7 +31,7 @@ def primary_database(
     if pooler == "transaction":
         options["prepare_threshold"] = None
         database["DISABLE_SERVER_SIDE_CURSORS"] = True
-    elif statement_budget_ms:
+    elif statement_budget_ms and "postgresql" in database["ENGINE"]:  # SQLite has no such option
         options["options"] = f"-c statement_timeout={statement_budget_ms}"
     return database
 

@@ -225,7 +225,15 @@ class ChainVerification(models.Model):
     problems = models.JSONField(default=list)
 
     class Meta:
-        indexes = [models.Index(fields=["tenant", "-requested_at"], name="chain_verification_recent_idx")]
+        indexes = [
+            models.Index(fields=["tenant", "-requested_at"], name="chain_verification_recent_idx"),
+            # The newest finished run per tenant (metrics.selectors.verifications).
+            models.Index(
+                fields=["tenant", "-finished_at"],
+                name="chain_verification_done_idx",
+                condition=models.Q(finished_at__isnull=False),
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.tenant_id} {self.status} at {self.requested_at:%Y-%m-%d %H:%M}"

@@ -97,3 +97,23 @@ def test_the_start_up_checks_leave_gunicorn_setting_the_web_statement_budget_fir
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "-c statement_timeout=5000"
+
+
+def test_a_sqlite_database_url_under_gunicorn_gets_no_postgresql_options():
+    show = (
+        "import config.gunicorn, django; django.setup(); from django.db import connection; "
+        "connection.cursor().execute('SELECT 1'); print(connection.settings_dict['OPTIONS'])"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "CUSTODIAN_STATEMENT_TIMEOUT_MS"}
+    env["DATABASE_URL"] = "sqlite:///:memory:"
+    done = subprocess.run(
+        [sys.executable, "-c", show],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "statement_timeout" not in done.stdout
