@@ -10,6 +10,7 @@ containers share the host's network and reach the local PostgreSQL and Redis nam
 import contextlib
 import hashlib
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -21,6 +22,7 @@ from pathlib import Path
 import httpx
 import psycopg
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 ENGINE = os.environ.get("CONTAINER_ENGINE") or shutil.which("podman") or shutil.which("docker") or ""
@@ -28,6 +30,7 @@ BASE_IMAGE = os.environ.get("BASE_IMAGE") or "docker.io/library/debian:bookworm-
 # Top-level entries .containerignore leaves out of the build context: they cannot change the image.
 UNUSED_BY_BUILD = {"tests", "bench", "docs", "examples", "clients", "var", "staticfiles", "mkdocs.yml"}
 PROXY = {"X-Forwarded-Proto": "https"}  # what the TLS proxy in front adds (production settings)
+COMPOSE = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]
 
 pytestmark = [
     pytest.mark.container,
@@ -103,6 +106,14 @@ def database() -> str:
     return urllib.parse.urlsplit(url)._replace(path=f"/{name}").geturl()
 
 
+def _compose(service: str) -> tuple[list[str], str]:
+    """A compose service's command (defaults filled in) and the database role it connects as."""
+    spec = COMPOSE[service]
+    command = [re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", part) for part in spec.get("command", [])]
+    role = urllib.parse.urlsplit(spec["environment"]["DATABASE_URL"]).username or ""
+    return command, role
+
+
 def _as_role(url: str, role: str) -> str:
     parts = urllib.parse.urlsplit(url)
     return parts._replace(netloc=f"{role}@{parts.netloc.rpartition('@')[2]}").geturl()
@@ -170,7 +181,7 @@ class Stack:
 def stack(image, database):
     """migrate + setup_db_roles, an agent that may act for Alice, then web and executor running."""
     stack = Stack(image, database)
-    stack.run("sh", "-c", "python manage.py migrate --noinput -v 0 && python manage.py setup_db_roles")
+    stack.run(*_compose("migrate")[0])
     stack.run("python", "manage.py", "create_tenant", "container")
     stack.token = stack.run(
         "python", "manage.py", "create_agent_token", "--tenant", "container", "--agent", "research-agent"
@@ -188,25 +199,9 @@ def stack(image, database):
     )
     suffix = secrets.token_hex(4)
     try:
-        stack.start(f"custodian-web-{suffix}", "custodian_web")
-        stack.start(
-            f"custodian-executor-{suffix}",
-            "custodian_executor",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "-Q",
-            "executor",
-            "-c",
-            "1",
-            "-n",
-            "executor@%h",
-            "-l",
-            "INFO",
-            "--without-gossip",
-            "--without-mingle",
-        )
+        for service in ("web", "executor"):  # as compose.yaml runs them, on the host's services
+            command, role = _compose(service)
+            stack.start(f"custodian-{service}-{suffix}", role, *command)
         _wait_ready(stack)
         yield stack
     finally:
@@ -297,3 +292,9 @@ def test_every_service_process_runs_as_the_unprivileged_user(stack):
         uids = next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1:]
         assert uids and all(uid == "10001" for uid in uids), (name, uids)
     assert _engine("exec", stack.names[0], "python", "--version").stdout.startswith("Python 3.11.")
+
+
+def test_the_compose_healthcheck_passes_inside_the_web_container(stack):
+    check = COMPOSE["web"]["healthcheck"]["test"]
+    assert check[0] == "CMD"
+    _engine("exec", stack.names[0], *check[1:])
