@@ -106,7 +106,8 @@ container-image:
 		$(if $(CONTAINER_WHEELS),--build-arg PIP_INSTALL_ARGS=--no-index) -t $(CONTAINER_IMAGE) -f Containerfile .
 
 # Builds the image (or reuses the one tagged with this tree's content hash) and runs the README's
-# walkthrough against its web and executor containers, on the local PostgreSQL and Redis.
+# walkthrough against its web and executor containers, on the local PostgreSQL and Redis
+# (DATABASE_URL, REDIS_URL).
 container-test: $(BIN)/.installed
 	CUSTODIAN_CONTAINER_TESTS=1 CONTAINER_ENGINE=$(CONTAINER_ENGINE) BASE_IMAGE=$(BASE_IMAGE) \
 		CUSTODIAN_CONTAINER_WHEELS=$(CONTAINER_WHEELS) $(BIN)/pytest -p no:cacheprovider -m container tests/container
