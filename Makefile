@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 
 .PHONY: run test lint fmt migrate clean fuzz faults bench bench-smoke docs typescript-schema \
-	container-wheels container-base container-image container-test
+	container-wheels container-base container-service-images container-image container-test
 
 # requirements.txt installs ./client (custodian-client) as a copy: reinstall when it changes.
 $(BIN)/.installed: requirements.txt client/pyproject.toml $(wildcard client/custodian_client/*.py)
@@ -100,6 +100,14 @@ container-base:
 		rm -rf $(CONTAINER_BASE_CACHE)/rootfs; }
 	$(CONTAINER_ENGINE) import --change 'CMD ["/bin/bash"]' $(CONTAINER_BASE_CACHE)/bookworm-minbase.tar \
 		localhost/custodian-base:bookworm-minbase
+
+# PostgreSQL and Redis images from Debian's packages on the same base, for compose.yaml without a
+# registry: POSTGRES_IMAGE=localhost/custodian-postgres:15 REDIS_IMAGE=localhost/custodian-redis:7.
+container-service-images:
+	$(CONTAINER_ENGINE) build --build-arg BASE_IMAGE=$(BASE_IMAGE) -t localhost/custodian-postgres:15 \
+		-f container/postgres.Containerfile container
+	$(CONTAINER_ENGINE) build --build-arg BASE_IMAGE=$(BASE_IMAGE) -t localhost/custodian-redis:7 \
+		-f container/redis.Containerfile container
 
 container-image:
 	$(CONTAINER_ENGINE) build --build-arg BASE_IMAGE=$(BASE_IMAGE) \
