@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "provenance",
     "reviews",
     "executor",
+    "notifications",
     "mgp",
     "health",
     "mcp_bridge",
@@ -290,7 +291,11 @@ CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_DEFAULT_QUEUE = "executor"
-CELERY_TASK_ROUTES = {"executor.*": {"queue": "executor"}, "proposals.*": {"queue": "executor"}}
+CELERY_TASK_ROUTES = {
+    "executor.*": {"queue": "executor"},
+    "proposals.*": {"queue": "executor"},
+    "notifications.*": {"queue": "notifications"},  # a slow receiver never holds up the executor
+}
 CELERY_BEAT_SCHEDULE = {
     "sweep-outbox": {
         "task": "executor.sweep_outbox",
@@ -301,6 +306,14 @@ CELERY_BEAT_SCHEDULE = {
     "dormancy-sweep": {"task": "proposals.dormancy_sweep", "schedule": timedelta(hours=1)},
     "dreaming-pass": {"task": "proposals.dreaming_pass", "schedule": timedelta(hours=6)},
     "compaction-sweep": {"task": "proposals.compaction_sweep", "schedule": timedelta(hours=1)},
+    "notifications-sweep": {
+        "task": "notifications.sweep",
+        "schedule": timedelta(seconds=float(os.environ.get("CUSTODIAN_NOTIFY_SWEEP_SECONDS", 5))),
+    },
+    "announce-expiring-reviews": {
+        "task": "proposals.announce_expiring_reviews",
+        "schedule": timedelta(minutes=5),
+    },
 }
 
 # Ed25519 key (base64, 32 bytes) that signs receipt-chain checkpoints; keep it out of the database.
@@ -337,6 +350,18 @@ CUSTODIAN_EXECUTOR_BATCH = int(os.environ.get("CUSTODIAN_EXECUTOR_BATCH", 100))
 # workers share the Redis cache. LocMemCache is per process, so the embedded mode publishes one
 # nudge per due entry instead.
 CUSTODIAN_NUDGE_COALESCE = bool(CACHE_URL)
+
+# Webhooks (notifications/): each POST waits at most TIMEOUT seconds; a failed delivery is
+# retried after RETRY_BASE * 2^(attempts-1) seconds (capped at RETRY_MAX, with jitter) and is
+# dead after MAX_ATTEMPTS. A delivery in a worker's hands is leased for LEASE seconds (above the
+# timeout): a worker that dies mid-POST leaves it to the sweep after that.
+CUSTODIAN_WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("CUSTODIAN_WEBHOOK_TIMEOUT_SECONDS", 5))
+CUSTODIAN_WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("CUSTODIAN_WEBHOOK_MAX_ATTEMPTS", 8))
+CUSTODIAN_WEBHOOK_RETRY_BASE_SECONDS = float(os.environ.get("CUSTODIAN_WEBHOOK_RETRY_BASE_SECONDS", 10))
+CUSTODIAN_WEBHOOK_RETRY_MAX_SECONDS = float(os.environ.get("CUSTODIAN_WEBHOOK_RETRY_MAX_SECONDS", 3600))
+CUSTODIAN_WEBHOOK_LEASE_SECONDS = int(os.environ.get("CUSTODIAN_WEBHOOK_LEASE_SECONDS", 60))
+# A review window closing within this many hours is announced once (proposal.expiring).
+CUSTODIAN_EXPIRING_NOTICE_HOURS = int(os.environ.get("CUSTODIAN_EXPIRING_NOTICE_HOURS", 24))
 
 LOGGING = {
     "version": 1,

@@ -38,8 +38,10 @@ def test_database_url(role: str | None = None) -> str:
 
 
 @contextlib.contextmanager
-def celery_worker(tmp_path: Path, *, beat: bool = False, concurrency: int = 2) -> Iterator[subprocess.Popen]:
-    """Start ``celery worker`` (optionally with beat) as a subprocess; stop it on exit.
+def celery_worker(
+    tmp_path: Path, *, beat: bool = False, concurrency: int = 2, queues: tuple[str, ...] = ("executor",)
+) -> Iterator[subprocess.Popen]:
+    """Start ``celery worker`` (optionally with beat) on ``queues`` as a subprocess; stop it on exit.
 
     On PostgreSQL the worker connects as the least-privilege ``custodian_executor`` role, as in
     production; on the embedded default (SQLite) it opens the test database file and uses the
@@ -68,6 +70,7 @@ def celery_worker(tmp_path: Path, *, beat: bool = False, concurrency: int = 2) -
         name=f"test-{os.getpid()}-{time.monotonic_ns()}@%h",
         concurrency=concurrency,
         beat_schedule=tmp_path / "beat-schedule" if beat else None,
+        queues=queues,
     )
     with open(log_path, "w") as log:
         process = subprocess.Popen(command, cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)

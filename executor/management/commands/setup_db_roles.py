@@ -76,6 +76,10 @@ WEB_WRITES = {
     # makes one active (version, published_at and receipt_id are the executor's columns; the web
     # role inserts drafts only, by trigger).
     "registrations_registration": "INSERT, UPDATE (document, fingerprint, status, validation, updated_at)",
+    # Operators manage their tenants' webhook endpoints; the events the web process causes
+    # (submissions, decisions, invalidated evidence) insert deliveries, and a replay makes one due again.
+    "notifications_webhookendpoint": MANAGED_BY_ADMIN,
+    "notifications_webhookdelivery": "INSERT, UPDATE (status, attempts, next_attempt_at, lease_expires_at)",
 }
 EXECUTOR_WRITES = {
     "proposals_outboxentry": "INSERT, UPDATE",  # INSERT: proposals it makes itself may release at once
@@ -107,6 +111,11 @@ EXECUTOR_WRITES = {
     "mgp_mgptask": "UPDATE (request, result, subject_kind, subject_id, updated_at)",
     "mgp_mgpevent": "UPDATE (target)",  # and blanks the MGP id the refusals named (append-only otherwise)
     "health_workerheartbeat": "INSERT, UPDATE, DELETE",  # when each worker node was last seen (GET /readyz)
+    # The worker records the events it causes (receipts, fences, expiries) and delivers every
+    # delivery: it claims, counts and settles them, and appends each attempt (never rewritten).
+    "notifications_webhookdelivery": "INSERT, UPDATE",
+    "notifications_deliveryattempt": "INSERT",
+    "notifications_announcement": "INSERT",  # proposal.expiring, announced once by the beat sweep
 }
 READ_ONLY = {"auth_permission", "django_content_type", "django_migrations"}  # written by migrate only
 GRANTS = {WEB: WEB_WRITES, EXECUTOR: EXECUTOR_WRITES}
