@@ -363,6 +363,25 @@ CUSTODIAN_WEBHOOK_LEASE_SECONDS = int(os.environ.get("CUSTODIAN_WEBHOOK_LEASE_SE
 # A review window closing within this many hours is announced once (proposal.expiring).
 CUSTODIAN_EXPIRING_NOTICE_HOURS = int(os.environ.get("CUSTODIAN_EXPIRING_NOTICE_HOURS", 24))
 
+# Email to reviewers (notifications/email.py) goes through Django's email framework: the console
+# backend unless EMAIL_HOST names an SMTP server (or EMAIL_BACKEND says otherwise). Links in
+# messages start with CUSTODIAN_PUBLIC_URL; digests go out daily at CUSTODIAN_DIGEST_HOUR (UTC).
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", 25))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = os.environ.get("EMAIL_USE_TLS", "0") == "1"
+EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", 10))
+EMAIL_BACKEND = os.environ.get(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend",
+)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "custodian@localhost")
+CUSTODIAN_PUBLIC_URL = os.environ.get("CUSTODIAN_PUBLIC_URL", "http://127.0.0.1:8000")
+CUSTODIAN_DIGEST_HOUR = int(os.environ.get("CUSTODIAN_DIGEST_HOUR", 7))
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

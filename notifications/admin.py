@@ -13,7 +13,13 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from notifications.events import EVENT_TYPES
-from notifications.models import DeliveryAttempt, WebhookDelivery, WebhookEndpoint
+from notifications.models import (
+    DeliveryAttempt,
+    EmailDelivery,
+    EmailPreference,
+    WebhookDelivery,
+    WebhookEndpoint,
+)
 from notifications.services import replay_deliveries
 from tenancy.admin import OPERATE, TenantReadOnlyAdmin, TenantScopedAdmin
 
@@ -88,3 +94,52 @@ class WebhookDeliveryAdmin(TenantReadOnlyAdmin):
         return request.user.has_perm("notifications.change_webhookdelivery") and self._within(
             request, None, OPERATE
         )
+
+
+@admin.register(EmailPreference)
+class EmailPreferenceAdmin(admin.ModelAdmin):
+    """Each person chooses how they hear of reviews; only superusers see or set anyone else's."""
+
+    list_display = ["user", "mode"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[EmailPreference]:
+        rows = super().get_queryset(request)
+        return rows if request.user.is_superuser else rows.filter(user=request.user)
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return ["user", "mode"] if request.user.is_superuser else ["mode"]
+
+    def save_model(self, request: HttpRequest, obj: EmailPreference, form: Any, change: bool) -> None:
+        if not request.user.is_superuser:
+            obj.user = request.user  # type: ignore[assignment]
+        super().save_model(request, obj, form, change)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_active and request.user.is_staff
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.has_module_permission(request)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser or not EmailPreference.objects.filter(user=request.user).exists()
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.has_module_permission(request) and (
+            obj is None or request.user.is_superuser or obj.user_id == request.user.pk
+        )
+
+
+@admin.register(EmailDelivery)
+class EmailDeliveryAdmin(TenantReadOnlyAdmin):
+    list_display = [
+        "created_at",
+        "tenant",
+        "event_type",
+        "user",
+        "digest",
+        "status",
+        "attempts",
+        "last_error",
+    ]
+    list_filter = ["tenant", "status", "digest"]
+    list_select_related = ["tenant", "user"]

@@ -48,7 +48,10 @@ def deliver(delivery_id: str) -> str | None:
 def claim(delivery_id: str) -> WebhookDelivery | None:
     """Take a due delivery for one attempt, or None: delivered, dead, not due, or another worker's."""
     delivery = (
-        WebhookDelivery.objects.select_for_update().select_related("endpoint").filter(pk=delivery_id).first()
+        WebhookDelivery.objects.select_for_update(of=("self",))
+        .select_related("endpoint")
+        .filter(pk=delivery_id)
+        .first()
     )
     now = timezone.now()
     if delivery is None or delivery.status in (Status.DELIVERED, Status.DEAD):

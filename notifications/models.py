@@ -9,6 +9,7 @@ import base64
 import secrets
 import uuid
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import models
@@ -128,3 +129,55 @@ class Announcement(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event_type} {self.subject_id}"
+
+
+class EmailPreference(models.Model):
+    """How one person hears about reviews awaiting them: each at once, a daily digest, or not at all."""
+
+    class Mode(models.TextChoices):
+        IMMEDIATE = "immediate", "Each proposal at once"
+        DIGEST = "digest", "One daily digest"
+        OFF = "off", "No email"
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notification_preference"
+    )
+    mode = models.CharField(max_length=16, choices=Mode.choices, default=Mode.IMMEDIATE)
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.mode})"
+
+
+class EmailDelivery(models.Model):
+    """One reviewer's message about one event, durable as a webhook delivery (digests wait for their hour)."""
+
+    Status = WebhookDelivery.Status
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    event_type = models.CharField(max_length=40)
+    payload = models.JSONField(help_text="The event's metadata, never content")
+    digest = models.BooleanField(default=False)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    next_attempt_at = models.DateTimeField()
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.CharField(max_length=200, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "email deliveries"
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(
+                fields=["next_attempt_at"],
+                name="email_delivery_due_idx",
+                condition=models.Q(status__in=["pending", "delivering"]),
+            ),
+            models.Index(fields=["user", "status", "digest"], name="email_delivery_user_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event_type} → {self.user_id} ({self.status})"

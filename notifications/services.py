@@ -8,7 +8,7 @@ hands it out. Retries are rows due later (``next_attempt_at``), never Celery cou
 
 import logging
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -19,11 +19,13 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.after_response import after_response
+from notifications.email import email_rows
 from notifications.events import Event
-from notifications.models import WebhookDelivery, WebhookEndpoint
+from notifications.models import EmailDelivery, WebhookDelivery, WebhookEndpoint
 
 logger = logging.getLogger(__name__)
 DELIVER_TASK = "notifications.deliver"
+EMAIL_TASK = "notifications.send_email"
 PER_MESSAGE = 5  # deliveries per message: five timed-out POSTs stay inside the task time limit
 
 
@@ -33,18 +35,31 @@ def record_event(event: Event) -> list[WebhookDelivery]:
 
 
 def record_events(events: Iterable[Event]) -> list[WebhookDelivery]:
-    """Record events in bulk: one read of the endpoints, one insert, one nudge after commit."""
+    """Record events in bulk: one read of the endpoints, one insert per table, one nudge after commit.
+
+    Also writes the reviewers' email messages the events owe (``notifications.email``).
+    """
     events = list(events)
     if not events:
         return []
+    now = timezone.now()
+    rows = _webhook_rows(events, now=now)
+    emails = email_rows(events, now=now)
+    WebhookDelivery.objects.bulk_create(rows)
+    EmailDelivery.objects.bulk_create(emails)
+    webhook_ids = [str(row.id) for row in rows]
+    email_ids = [str(row.id) for row in emails if not row.digest]
+    if webhook_ids or email_ids:
+        transaction.on_commit(lambda: after_response(partial(_publish_both, webhook_ids, email_ids)))
+    return rows
+
+
+def _webhook_rows(events: list[Event], *, now: datetime) -> list[WebhookDelivery]:
     endpoints = list(
         WebhookEndpoint.objects.filter(tenant_id__in={e.tenant_id for e in events}, active=True).only(
             "id", "tenant_id", "event_types", "active"
         )
     )
-    if not endpoints:
-        return []
-    now = timezone.now()
     rows = []
     for event in events:
         for endpoint in endpoints:
@@ -58,23 +73,24 @@ def record_events(events: Iterable[Event]) -> list[WebhookDelivery]:
                 )
                 row.payload = event.body(row.id)
                 rows.append(row)
-    WebhookDelivery.objects.bulk_create(rows)
-    if rows:
-        ids = [str(row.id) for row in rows]
-        transaction.on_commit(lambda: after_response(partial(publish_all, ids)))
     return rows
 
 
-def publish_all(delivery_ids: list[str]) -> None:
+def _publish_both(webhook_ids: list[str], email_ids: list[str]) -> None:
+    publish_all(webhook_ids)
+    publish_all(email_ids, task=EMAIL_TASK)
+
+
+def publish_all(delivery_ids: list[str], *, task: str = "") -> None:
     """Publish in messages small enough that one task's POSTs fit its time limit."""
     for start in range(0, len(delivery_ids), PER_MESSAGE):
-        publish(delivery_ids[start : start + PER_MESSAGE])
+        publish(delivery_ids[start : start + PER_MESSAGE], task=task or DELIVER_TASK)
 
 
-def publish(delivery_ids: list[str]) -> bool:
+def publish(delivery_ids: list[str], *, task: str = DELIVER_TASK) -> bool:
     """Ask a worker to deliver these rows; if the broker is down the sweep sends them later."""
     try:
-        current_app.send_task(DELIVER_TASK, args=[delivery_ids])
+        current_app.send_task(task, args=[delivery_ids])
     except Exception:  # the rows are committed: losing the nudge only delays them
         logger.warning("could not publish %d webhook deliveries; the sweep will", len(delivery_ids))
         return False
@@ -82,7 +98,9 @@ def publish(delivery_ids: list[str]) -> bool:
 
 
 @transaction.atomic(durable=True)
-def lease_due(*, limit: int = 500) -> list[str]:
+def lease_due(
+    model: type[WebhookDelivery | EmailDelivery] = WebhookDelivery, *, limit: int = 500
+) -> list[str]:
     """Lease what is due and not in anyone's hands; return the ids for the sweep to publish.
 
     Due: pending and ``next_attempt_at`` passed, not already handed out by a sweep whose
@@ -94,12 +112,12 @@ def lease_due(*, limit: int = 500) -> list[str]:
     )
     abandoned = Q(status=WebhookDelivery.Status.DELIVERING, lease_expires_at__lt=now)
     ids = list(
-        WebhookDelivery.objects.select_for_update(skip_locked=True)
+        model.objects.select_for_update(skip_locked=True)
         .filter(due | abandoned)
         .order_by("next_attempt_at")
         .values_list("id", flat=True)[:limit]
     )
-    WebhookDelivery.objects.filter(pk__in=ids).update(
+    model.objects.filter(pk__in=ids).update(
         status=WebhookDelivery.Status.PENDING, lease_expires_at=now + _lease()
     )
     return [str(pk) for pk in ids]
@@ -107,9 +125,10 @@ def lease_due(*, limit: int = 500) -> list[str]:
 
 def sweep() -> int:
     """Publish every due delivery, in batches; return how many."""
-    ids = lease_due()
+    ids, emails = lease_due(WebhookDelivery), lease_due(EmailDelivery)
     publish_all(ids)
-    return len(ids)
+    publish_all(emails, task=EMAIL_TASK)
+    return len(ids) + len(emails)
 
 
 @transaction.atomic(durable=True)

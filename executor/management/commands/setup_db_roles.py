@@ -79,6 +79,8 @@ WEB_WRITES = {
     # Operators manage their tenants' webhook endpoints; the events the web process causes
     # (submissions, decisions, invalidated evidence) insert deliveries, and a replay makes one due again.
     "notifications_webhookendpoint": MANAGED_BY_ADMIN,
+    "notifications_emailpreference": MANAGED_BY_ADMIN,  # each person's choice, or an operator's
+    "notifications_emaildelivery": "INSERT",  # reviewers' messages about the web's events
     "notifications_webhookdelivery": "INSERT, UPDATE (status, attempts, next_attempt_at, lease_expires_at)",
 }
 EXECUTOR_WRITES = {
@@ -115,6 +117,7 @@ EXECUTOR_WRITES = {
     # delivery: it claims, counts and settles them, and appends each attempt (never rewritten).
     "notifications_webhookdelivery": "INSERT, UPDATE",
     "notifications_deliveryattempt": "INSERT",
+    "notifications_emaildelivery": "INSERT, UPDATE",
     "notifications_announcement": "INSERT",  # proposal.expiring, announced once by the beat sweep
 }
 READ_ONLY = {"auth_permission", "django_content_type", "django_migrations"}  # written by migrate only
