@@ -14,6 +14,10 @@ custodian_executor  the Celery executor: the only role that writes memories and
                     permissions, tokens, sessions, evidence or decisions;
                     and its own heartbeat (``health``), which the web role only reads.
 
+Both record the notifications their events cause (webhook deliveries, reviewer email); the web
+role manages endpoints and preferences and may only make a delivery due again (a replay); the
+worker, which also delivers, settles deliveries and appends attempts that no role rewrites.
+
 A row that records an authority decision is written only by the role that
 made the decision. Where a role needs a table but not every state of its
 rows, a trigger holds the line: the web role inserts registrations only as
