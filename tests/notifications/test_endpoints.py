@@ -136,3 +136,28 @@ def test_replay_in_the_admin_is_for_operators_of_the_rows_tenant(agent):
     )
     dead.refresh_from_db()
     assert dead.status == "dead"
+
+
+def test_an_operator_replays_a_dead_delivery_of_their_tenant_in_the_admin(agent):
+    from django.utils import timezone
+
+    hook = endpoint(agent.tenant, "https://mine.example/hook", "receipt.written")
+    dead = WebhookDelivery.objects.create(
+        tenant=agent.tenant,
+        endpoint=hook,
+        event_type="receipt.written",
+        payload={},
+        occurred_at=timezone.now(),
+        next_attempt_at=timezone.now(),
+        status="dead",
+        attempts=8,
+    )
+    client = _staff(
+        "op-d", agent.tenant, "tenancy.decide_proposal", "view_webhookdelivery", "change_webhookdelivery"
+    )
+    assert client.get(f"/admin/notifications/webhookdelivery/{dead.pk}/change/").status_code == 200
+    client.post(
+        "/admin/notifications/webhookdelivery/", {"action": "replay", "_selected_action": [str(dead.pk)]}
+    )
+    dead.refresh_from_db()
+    assert (dead.status, dead.attempts) == ("pending", 0)
