@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "provenance",
     "reviews",
     "executor",
+    "notifications",
     "mgp",
     "health",
     "metrics",
@@ -340,7 +341,11 @@ CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_DEFAULT_QUEUE = "executor"
-CELERY_TASK_ROUTES = {"executor.*": {"queue": "executor"}, "proposals.*": {"queue": "executor"}}
+CELERY_TASK_ROUTES = {
+    "executor.*": {"queue": "executor"},
+    "proposals.*": {"queue": "executor"},
+    "notifications.*": {"queue": "notifications"},  # a slow receiver never holds up the executor
+}
 CELERY_BEAT_SCHEDULE = {
     "sweep-outbox": {
         "task": "executor.sweep_outbox",
@@ -351,6 +356,14 @@ CELERY_BEAT_SCHEDULE = {
     "dormancy-sweep": {"task": "proposals.dormancy_sweep", "schedule": timedelta(hours=1)},
     "dreaming-pass": {"task": "proposals.dreaming_pass", "schedule": timedelta(hours=6)},
     "compaction-sweep": {"task": "proposals.compaction_sweep", "schedule": timedelta(hours=1)},
+    "notifications-sweep": {
+        "task": "notifications.sweep",
+        "schedule": timedelta(seconds=float(os.environ.get("CUSTODIAN_NOTIFY_SWEEP_SECONDS", 5))),
+    },
+    "announce-expiring-reviews": {
+        "task": "proposals.announce_expiring_reviews",
+        "schedule": timedelta(minutes=5),
+    },
 }
 
 # Ed25519 key (base64, 32 bytes) that signs receipt-chain checkpoints; keep it out of the database.
@@ -398,3 +411,34 @@ LOGGING = logging_config(
 )
 # One line per request (telemetry.middleware); off to measure what logging costs.
 CUSTODIAN_ACCESS_LOG = os.environ.get("CUSTODIAN_ACCESS_LOG", "1") == "1"
+
+# Webhooks (notifications/): each POST waits at most TIMEOUT seconds; a failed delivery is
+# retried after RETRY_BASE * 2^(attempts-1) seconds (capped at RETRY_MAX, with jitter) and is
+# dead after MAX_ATTEMPTS. A delivery in a worker's hands is leased for LEASE seconds (above the
+# timeout): a worker that dies mid-POST leaves it to the sweep after that.
+CUSTODIAN_WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("CUSTODIAN_WEBHOOK_TIMEOUT_SECONDS", 5))
+CUSTODIAN_WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("CUSTODIAN_WEBHOOK_MAX_ATTEMPTS", 8))
+CUSTODIAN_WEBHOOK_RETRY_BASE_SECONDS = float(os.environ.get("CUSTODIAN_WEBHOOK_RETRY_BASE_SECONDS", 10))
+CUSTODIAN_WEBHOOK_RETRY_MAX_SECONDS = float(os.environ.get("CUSTODIAN_WEBHOOK_RETRY_MAX_SECONDS", 3600))
+CUSTODIAN_WEBHOOK_LEASE_SECONDS = int(os.environ.get("CUSTODIAN_WEBHOOK_LEASE_SECONDS", 60))
+# A review window closing within this many hours is announced once (proposal.expiring).
+CUSTODIAN_EXPIRING_NOTICE_HOURS = int(os.environ.get("CUSTODIAN_EXPIRING_NOTICE_HOURS", 24))
+
+# Email to reviewers (notifications/email.py) goes through Django's email framework: the console
+# backend unless EMAIL_HOST names an SMTP server (or EMAIL_BACKEND says otherwise). Links in
+# messages start with CUSTODIAN_PUBLIC_URL; digests go out daily at CUSTODIAN_DIGEST_HOUR (UTC).
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", 25))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = os.environ.get("EMAIL_USE_TLS", "0") == "1"
+EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", 10))
+EMAIL_BACKEND = os.environ.get(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend",
+)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "custodian@localhost")
+CUSTODIAN_PUBLIC_URL = os.environ.get("CUSTODIAN_PUBLIC_URL", "http://127.0.0.1:8000")
+CUSTODIAN_DIGEST_HOUR = int(os.environ.get("CUSTODIAN_DIGEST_HOUR", 7))

@@ -13,6 +13,10 @@ from core.canonical import digest
 from core.inserts import insert_statement, run_together
 from core.signals import receipts_appended
 from executor.models import Receipt, ReceiptChain, uuid_text
+from notifications import events
+from notifications.events import Event
+from notifications.services import record_events
+from proposals.models import Proposal
 
 PROGRESS_EVERY = 5000  # receipts between two progress reports of a verification
 
@@ -50,7 +54,26 @@ def append_receipts(rows: list[dict[str, Any]]) -> list[Receipt]:
     ReceiptChain.objects.bulk_update(heads.values(), ["seq", "head_hash"])
     outcomes = [receipt.outcome for receipt in receipts]
     transaction.on_commit(lambda: receipts_appended.send(sender=Receipt, outcomes=outcomes))
+    record_events(receipt_events(receipts))
     return receipts
+
+
+def receipt_events(receipts: list[Receipt]) -> Iterator[Event]:
+    """``receipt.written`` per receipt, and ``memory.fenced`` per fence applied (metadata only)."""
+    for receipt in receipts:
+        proposal = receipt.proposal
+        data = {
+            "receipt_id": str(receipt.id),
+            "seq": receipt.seq,
+            "outcome": receipt.outcome,
+            "proposal_id": str(receipt.proposal_id),
+            "action": proposal.action,
+            "memory_id": str(receipt.memory_id) if receipt.memory_id else None,
+        }
+        yield Event(tenant_id=receipt.tenant_id, type=events.RECEIPT_WRITTEN, data=data)
+        if proposal.action == Proposal.Action.FENCE and receipt.outcome == Receipt.Outcome.APPLIED:
+            fenced = {key: data[key] for key in ("receipt_id", "proposal_id", "memory_id")}
+            yield Event(tenant_id=receipt.tenant_id, type=events.MEMORY_FENCED, data=fenced)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from executor.applying import apply_batch
 from executor.chain import append_receipt
 from executor.leases import give_back, holder, no_holder, reclaim_orphaned
 from executor.models import ChainVerification, Receipt, ReceiptChain
-from executor.verification import verify_tenant
+from executor.verification import report_failure, verify_tenant
 from proposals.models import OutboxEntry, Proposal
 from proposals.services.outbox import clear_nudge, enqueue, nudge_due, publish_nudge
 from telemetry.context import bound
@@ -402,7 +402,10 @@ def run_chain_verification(*, verification_id: Any) -> ChainVerification:
     verification.status = ChainVerification.Status.OK if result.ok else ChainVerification.Status.BROKEN
     verification.head_seq, verification.total, verification.receipts = head, head, result.receipts
     verification.problems, verification.finished_at = result.problems, timezone.now()
-    verification.save(update_fields=["status", "head_seq", "receipts", "problems", "finished_at"])
+    with transaction.atomic():
+        verification.save(update_fields=["status", "head_seq", "receipts", "problems", "finished_at"])
+        if not result.ok:
+            report_failure(verification.tenant_id, result, verification_id=verification.pk)
     return verification
 
 

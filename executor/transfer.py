@@ -88,6 +88,9 @@ NOT_EXPORTED = {
     "memory_core.SearchTerm": "search statistics, rebuilt by triggers as memories are imported",
     "executor.ChainVerification": "a past run of verify now; the import verifies the chain itself",
     "mgp.MgpTask": "an async MGP call's state; a client asks again",
+    "notifications.WebhookEndpoint": "receivers and their signing secrets: operators register them again",
+    "notifications.WebhookDelivery": "messages to this deployment's receivers, not the tenant's history",
+    "notifications.EmailDelivery": "messages to this deployment's reviewers, not the tenant's history",
 }
 USERNAMES = TENANT_EXPORT_HEADER
 

@@ -17,13 +17,16 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 from django.db.models import F
 
 from executor.audit import evidence_problems, memory_problems
 from executor.chain import head_problem, verify_chain_range
 from executor.graph import graph_problems
 from executor.models import ChainVerification, ReceiptChain
+from notifications import events
+from notifications.events import Event
+from notifications.services import record_event
 
 logger = logging.getLogger(__name__)
 PARALLEL_FROM_RECEIPTS = 20_000
@@ -82,6 +85,22 @@ def _verify_tenant(tenant_id: Any, processes: int | None, verification_id: Any) 
             return Verification(count, [str(chain_break)])
     return Verification(
         count, [problem for problems in results[len(chain_jobs) :] for problem in problems][:20]
+    )
+
+
+@transaction.atomic
+def report_failure(tenant_id: Any, verification: Verification, *, verification_id: Any = None) -> None:
+    """Tell integrators a verification failed: counts and ids, never what the problems say."""
+    record_event(
+        Event(
+            tenant_id=tenant_id,
+            type=events.CHAIN_VERIFICATION_FAILED,
+            data={
+                "verification_id": str(verification_id) if verification_id else None,
+                "receipts_verified": verification.receipts,
+                "problems": len(verification.problems),
+            },
+        )
     )
 
 

@@ -7,8 +7,10 @@ import sys
 from pathlib import Path
 
 
-def worker_command(*, name: str, concurrency: int, beat_schedule: Path | None = None) -> list[str]:
-    """Return ``celery worker`` on the executor queue as ``name``; with embedded beat if ``beat_schedule``."""
+def worker_command(
+    *, name: str, concurrency: int, beat_schedule: Path | None = None, queues: tuple[str, ...] = ("executor",)
+) -> list[str]:
+    """Return ``celery worker`` on ``queues`` as ``name``; with embedded beat if ``beat_schedule``."""
     command = [
         sys.executable,
         "-m",
@@ -17,7 +19,7 @@ def worker_command(*, name: str, concurrency: int, beat_schedule: Path | None = 
         "config",
         "worker",
         "-Q",
-        "executor",
+        ",".join(queues),
         "-c",
         str(concurrency),
         "--without-gossip",

@@ -14,6 +14,9 @@ from django.db.models import F
 from evidence.models import EvidenceRevision, EvidenceSource
 from evidence.services import append_revision, mark_invalidated
 from memory_core.models import Memory, MemoryEvidence
+from notifications import events
+from notifications.events import Event
+from notifications.services import record_event
 from proposals.models import Proposal
 from proposals.services.system_proposals import system_proposal
 from tenancy.models import Agent
@@ -33,6 +36,13 @@ def invalidate_evidence_revision(*, revision: EvidenceRevision, reason: str) -> 
     """Invalidate one revision (e.g. the backtest had a look-ahead bug); block and fence what rests on it."""
     revision, changed = mark_invalidated(revision=revision, reason=reason)
     if changed:
+        record_event(
+            Event(
+                tenant_id=revision.tenant_id,
+                type=events.EVIDENCE_INVALIDATED,
+                data={"evidence_id": str(revision.source_id), "evidence_revision": revision.revision},
+            )
+        )
         block_proposals_citing(revision)
         propose_fences(revision)
     return revision

@@ -13,10 +13,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import DomainError
+from notifications import events
 from proposals.errors import ProposalNotFound, PublishNotPermitted
 from proposals.models import Proposal
 from proposals.selectors import dedupe_conflicts
 from proposals.services import conclude_review
+from proposals.services.notices import announce
 from reviews.errors import (
     AlreadyDecided,
     DecidedTogetherRefused,
@@ -108,6 +110,7 @@ def _decide(actor, seen: _Seen, *, require_low_risk: bool = False) -> ReviewDeci
         conclude_review(proposal, status=Proposal.Status.CHANGES_REQUESTED)
     elif len(approving_decisions(proposal)) >= proposal.required_approvals:
         conclude_review(proposal, status=Proposal.Status.RELEASED)
+    announce([proposal], events.DECIDED, decision=seen.decision)
     return recorded
 
 

@@ -39,9 +39,14 @@ def test_database_url(role: str | None = None) -> str:
 
 @contextlib.contextmanager
 def celery_worker(
-    tmp_path: Path, *, beat: bool = False, concurrency: int = 2, stderr: Path | None = None
+    tmp_path: Path,
+    *,
+    beat: bool = False,
+    concurrency: int = 2,
+    stderr: Path | None = None,
+    queues: tuple[str, ...] = ("executor",),
 ) -> Iterator[subprocess.Popen]:
-    """Start ``celery worker`` (optionally with beat) as a subprocess; stop it on exit.
+    """Start ``celery worker`` (optionally with beat) on ``queues`` as a subprocess; stop it on exit.
 
     Its output goes to ``worker.log``; with ``stderr``, its log lines (stderr) go there instead,
     apart from what Celery prints to stdout.
@@ -73,6 +78,7 @@ def celery_worker(
         name=f"test-{os.getpid()}-{time.monotonic_ns()}@%h",
         concurrency=concurrency,
         beat_schedule=tmp_path / "beat-schedule" if beat else None,
+        queues=queues,
     )
     with open(log_path, "w") as log, open(stderr or os.devnull, "w") as errors:
         process = subprocess.Popen(

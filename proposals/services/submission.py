@@ -30,6 +30,7 @@ from proposals.payloads import ProposalPayload
 from proposals.policy import Verdict
 from proposals.selectors import proposal_by_idempotency_key
 from proposals.services.freezing import STATUS_FOR_VERDICT, freeze_and_classify
+from proposals.services.notices import announce_pending
 from proposals.services.outbox import nudge, release
 from telemetry.context import trace_context
 from tenancy.models import Agent
@@ -144,6 +145,7 @@ def write_new_proposals(
             *([insert_statement(entries)] if entries else []),
         ]
     )
+    announce_pending(proposals)
     # A nudged worker takes up to CUSTODIAN_EXECUTOR_BATCH due entries with it: one nudge per
     # that many due entries starts them all; the sweep dispatches whatever a lost nudge missed.
     due = [entry.id for entry in entries if entry.available_at <= now]
@@ -191,6 +193,7 @@ def amend_proposal(*, agent: Agent, proposal: Proposal, payload: ProposalPayload
     proposal.evidence_links.all().delete()
     _link_evidence(proposal, revisions)
     release_if_allowed(proposal, verdict)
+    announce_pending([proposal])
     return proposal
 
 

@@ -6,7 +6,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.history import copy_to_history
+from notifications import events
 from proposals.models import Proposal
+from proposals.services.notices import announce, announce_pending
 from proposals.services.outbox import release
 from registrations.services import return_to_draft
 
@@ -48,6 +50,7 @@ def escalate_to_review(proposal: Proposal, *, failed_gates: list[str]) -> None:
             "updated_at",
         ]
     )
+    announce_pending([proposal])
 
 
 # --- Steps taken by the review workflow, inside its transaction ---------------
@@ -81,7 +84,10 @@ def expire_overdue_reviews(*, limit: int = 500) -> int:
         .order_by("review_deadline")[:limit]
     )
     count = 0
+    expired = []
     for proposal in overdue:
         conclude_review(proposal, status=Proposal.Status.EXPIRED)
+        expired.append(proposal)
         count += 1
+    announce(expired, events.EXPIRED)
     return count

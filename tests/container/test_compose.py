@@ -36,13 +36,14 @@ def test_each_process_connects_as_its_own_role():
     assert _role("beat") != "custodian"
 
 
-def test_the_executor_consumes_the_queue_and_flags_bin_run_all_gives_it():
+def test_the_executor_consumes_the_queues_and_flags_bin_run_all_gives_it():
     run_all = (ROOT / "bin" / "run-all").read_text().replace("\\\n", " ")
     worker_line = next(line for line in run_all.splitlines() if "celery" in line and " worker " in line)
     command = SERVICES["executor"]["command"]
     for flag in ("-Q", "-n", "--without-gossip", "--without-mingle"):
         assert flag in shlex.split(worker_line.replace('"', "")) and flag in command
-    assert command[command.index("-Q") + 1] == "executor"
+    queues = shlex.split(worker_line.replace('"', ""))
+    assert command[command.index("-Q") + 1] == queues[queues.index("-Q") + 1] == "executor,notifications"
     assert "beat" in SERVICES["beat"]["command"]
 
 

@@ -203,3 +203,60 @@ def test_web_role_writes_an_outbox_rows_trace_context_but_never_rewrites_it(role
         )
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             web.execute("UPDATE proposals_outboxentry SET trace_context = '{}'")
+
+
+@pytest.fixture
+def notified(roles, agent):
+    """A webhook endpoint of the tenant, and one delivery to it with one attempt."""
+    from django.utils import timezone
+
+    from notifications.models import DeliveryAttempt, WebhookDelivery, WebhookEndpoint
+
+    hook = WebhookEndpoint.objects.create(
+        tenant=agent.tenant, url="https://e.example/", event_types=["receipt.written"]
+    )
+    now = timezone.now()
+    delivery = WebhookDelivery.objects.create(
+        tenant=agent.tenant,
+        endpoint=hook,
+        event_type="receipt.written",
+        payload={},
+        occurred_at=now,
+        next_attempt_at=now,
+    )
+    DeliveryAttempt.objects.create(delivery=delivery, started_at=now, duration_ms=1, status_code=200)
+    return delivery
+
+
+def test_both_roles_record_events_the_worker_delivers_them_and_attempts_are_never_rewritten(notified):
+    columns = (
+        "tenant_id, endpoint_id, event_type, payload, occurred_at, status, attempts, next_attempt_at,"
+        " last_error, created_at"
+    )
+    copy = (
+        f"INSERT INTO notifications_webhookdelivery (id, {columns})"
+        f" SELECT gen_random_uuid(), {columns} FROM notifications_webhookdelivery"
+    )
+    with _connect(WEB) as web, _connect(EXECUTOR) as executor:
+        web.execute(copy)  # submissions, decisions and invalidated evidence are the web's events
+        executor.execute(copy)  # receipts, fences, expiries and failed verifications the worker's
+        web.execute("UPDATE notifications_webhookdelivery SET status = 'pending', attempts = 0")  # replay
+        executor.execute(
+            "UPDATE notifications_webhookdelivery SET status = 'delivered', last_status_code = 200"
+        )
+        executor.execute(
+            "INSERT INTO notifications_deliveryattempt (delivery_id, started_at, duration_ms, status_code,"
+            " error_class, excerpt) SELECT id, now(), 1, 200, '', '' FROM notifications_webhookdelivery"
+        )
+        web.execute("UPDATE notifications_webhookendpoint SET active = false")  # operators, in the admin
+        for conn, statement in [
+            (web, "UPDATE notifications_webhookdelivery SET payload = '{}'"),
+            (web, "UPDATE notifications_webhookdelivery SET last_status_code = 200"),
+            (web, "INSERT INTO notifications_deliveryattempt SELECT * FROM notifications_deliveryattempt"),
+            (executor, "UPDATE notifications_deliveryattempt SET status_code = 500"),
+            (executor, "DELETE FROM notifications_deliveryattempt"),
+            (executor, "UPDATE notifications_webhookendpoint SET url = 'https://attacker.example/'"),
+            (executor, "DELETE FROM notifications_webhookdelivery"),
+        ]:
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(statement)

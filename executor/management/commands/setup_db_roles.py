@@ -14,6 +14,10 @@ custodian_executor  the Celery executor: the only role that writes memories and
                     permissions, tokens, sessions, evidence or decisions;
                     and its own heartbeat (``health``), which the web role only reads.
 
+Both record the notifications their events cause (webhook deliveries, reviewer email); the web
+role manages endpoints and preferences and may only make a delivery due again (a replay); the
+worker, which also delivers, settles deliveries and appends attempts that no role rewrites.
+
 A row that records an authority decision is written only by the role that
 made the decision. Where a role needs a table but not every state of its
 rows, a trigger holds the line: the web role inserts registrations only as
@@ -76,6 +80,12 @@ WEB_WRITES = {
     # makes one active (version, published_at and receipt_id are the executor's columns; the web
     # role inserts drafts only, by trigger).
     "registrations_registration": "INSERT, UPDATE (document, fingerprint, status, validation, updated_at)",
+    # Operators manage their tenants' webhook endpoints; the events the web process causes
+    # (submissions, decisions, invalidated evidence) insert deliveries, and a replay makes one due again.
+    "notifications_webhookendpoint": MANAGED_BY_ADMIN,
+    "notifications_emailpreference": MANAGED_BY_ADMIN,  # each person's choice, or an operator's
+    "notifications_emaildelivery": "INSERT",  # reviewers' messages about the web's events
+    "notifications_webhookdelivery": "INSERT, UPDATE (status, attempts, next_attempt_at, lease_expires_at)",
 }
 EXECUTOR_WRITES = {
     "proposals_outboxentry": "INSERT, UPDATE",  # INSERT: proposals it makes itself may release at once
@@ -107,6 +117,12 @@ EXECUTOR_WRITES = {
     "mgp_mgptask": "UPDATE (request, result, subject_kind, subject_id, updated_at)",
     "mgp_mgpevent": "UPDATE (target)",  # and blanks the MGP id the refusals named (append-only otherwise)
     "health_workerheartbeat": "INSERT, UPDATE, DELETE",  # when each worker node was last seen (GET /readyz)
+    # The worker records the events it causes (receipts, fences, expiries) and delivers every
+    # delivery: it claims, counts and settles them, and appends each attempt (never rewritten).
+    "notifications_webhookdelivery": "INSERT, UPDATE",
+    "notifications_deliveryattempt": "INSERT",
+    "notifications_emaildelivery": "INSERT, UPDATE",
+    "notifications_announcement": "INSERT",  # proposal.expiring, announced once by the beat sweep
 }
 READ_ONLY = {"auth_permission", "django_content_type", "django_migrations"}  # written by migrate only
 GRANTS = {WEB: WEB_WRITES, EXECUTOR: EXECUTOR_WRITES}

@@ -6,7 +6,7 @@ from django.utils import timezone
 from core.errors import DomainError
 from executor.checkpoints import public_key, read_checkpoints, verify_checkpoint
 from executor.services import record_chain_verification
-from executor.verification import verify_tenant
+from executor.verification import report_failure, verify_tenant
 from tenancy.models import Tenant
 
 
@@ -45,6 +45,8 @@ class Command(BaseCommand):
             for problem in verification.problems:
                 broken.append(f"{row.name}: {problem}")
                 self.stderr.write(f"BROKEN {row.name}: {problem}")
+            if not verification.ok:
+                report_failure(row.id, verification)
             if verification.ok:
                 self.stdout.write(f"ok {row.name}: {verification.receipts} receipts verified, memories match")
         for head in signed:
