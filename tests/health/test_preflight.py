@@ -78,42 +78,36 @@ def test_preflight_passes_where_the_dependencies_answer():
     assert done.stdout.strip() == "custodian: database, broker and cache answer"
 
 
-def test_the_start_up_checks_leave_gunicorn_setting_the_web_statement_budget_first():
-    """gunicorn imports the ``config`` package (the Celery app) before ``config.gunicorn`` sets it."""
-    show = (
-        "import config.gunicorn, django; django.setup(); from django.conf import settings; "
-        "print(settings.DATABASES['default']['OPTIONS'].get('options'))"
-    )
+def under_gunicorn_settings(show: str, database_url: str) -> subprocess.CompletedProcess[str]:
+    """Run ``show`` after ``config.gunicorn`` as a web worker loads it, without an inherited budget."""
     env = {k: v for k, v in os.environ.items() if k != "CUSTODIAN_STATEMENT_TIMEOUT_MS"}
-    env["DATABASE_URL"] = "postgres://custodian@127.0.0.1:5432/custodian"  # parsed, never connected
-    done = subprocess.run(
-        [sys.executable, "-c", show],
+    env["DATABASE_URL"] = database_url
+    return subprocess.run(
+        [sys.executable, "-c", f"import config.gunicorn, django; django.setup(); {show}"],
         cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
+    )
+
+
+def test_the_start_up_checks_leave_gunicorn_setting_the_web_statement_budget_first():
+    """gunicorn imports the ``config`` package (the Celery app) before ``config.gunicorn`` sets it."""
+    done = under_gunicorn_settings(
+        "from django.conf import settings; print(settings.DATABASES['default']['OPTIONS'].get('options'))",
+        "postgres://custodian@127.0.0.1:5432/custodian",  # parsed, never connected
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "-c statement_timeout=5000"
 
 
 def test_a_sqlite_database_url_under_gunicorn_gets_no_postgresql_options():
-    show = (
-        "import config.gunicorn, django; django.setup(); from django.db import connection; "
-        "connection.cursor().execute('SELECT 1'); print(connection.settings_dict['OPTIONS'])"
-    )
-    env = {k: v for k, v in os.environ.items() if k != "CUSTODIAN_STATEMENT_TIMEOUT_MS"}
-    env["DATABASE_URL"] = "sqlite:///:memory:"
-    done = subprocess.run(
-        [sys.executable, "-c", show],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    done = under_gunicorn_settings(
+        "from django.db import connection; connection.cursor().execute('SELECT 1'); "
+        "print(connection.settings_dict['OPTIONS'])",
+        "sqlite:///:memory:",
     )
     assert done.returncode == 0, done.stderr
     assert "statement_timeout" not in done.stdout
