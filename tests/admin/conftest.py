@@ -8,6 +8,7 @@ from django.contrib import admin
 from django.contrib.auth.models import Group, Permission
 from rest_framework.test import APIClient
 
+from notifications.models import EmailPreference, WebhookEndpoint
 from proposals.models import OutboxEntry
 from registrations.document import DEFAULT_DOCUMENT
 from registrations.services import draft_registration
@@ -59,7 +60,15 @@ def build_tenant_world(name: str) -> TenantWorld:
     before = _all_pks()
     handle = make_agent(name, f"{name}-agent")
     reviewer = make_person(f"{name}-reviewer", handle.tenant)
+    reviewer.email = f"{name}-reviewer@example.org"  # so review requests are mailed (EmailDelivery)
+    reviewer.save(update_fields=["email"])
+    EmailPreference.objects.create(user=reviewer, mode=EmailPreference.Mode.IMMEDIATE)
     issue_user_token(user=reviewer)
+    WebhookEndpoint.objects.create(  # receipts and review requests are delivered (WebhookDelivery)
+        tenant=handle.tenant,
+        url=f"https://{name}.example/hooks",
+        event_types=["receipt.written", "proposal.pending_review"],
+    )
     Group.objects.create(name=f"{name}-team")
     memory = user_preference(content={"statement": "Alice prefers weekly summaries on Mondays"})
     apply_released(submit(handle.agent, create_payload(memory, [make_evidence(handle.agent)])))
