@@ -174,3 +174,29 @@ def test_a_replica_failing_after_its_check_answers_a_503_problem_not_a_500(scale
     finally:
         with connect_as() as conn:
             conn.execute(f"DROP ROLE IF EXISTS {UNPRIVILEGED}")
+
+
+def test_a_token_revoked_while_the_replica_lags_is_refused_on_replica_routed_reads(
+    scaled_web, live_server, agent
+):
+    """Credentials and grants are read on the primary: a lagging standby cannot revive a revoked token."""
+    from django.core.management import call_command
+
+    standby = scaled_web.standby
+    with Custodian(live_server.url, agent.token) as custodian:
+        first = _remember(custodian, "Alice prefers weekly summaries")
+        standby.wait_for_replay()
+        assert _get(live_server, agent, first["memory_id"]).status_code == 200
+        standby.pause_replay()
+        try:
+            call_command("revoke_agent_token", tenant=agent.tenant.name, agent=agent.agent.name)
+            assert _get(live_server, agent, first["memory_id"]).status_code == 401
+            recall = httpx.post(
+                f"{live_server.url}/api/v1/recall/search",
+                json={"query": "weekly summaries"},
+                headers={"Authorization": f"Bearer {agent.token}"},
+                timeout=30,
+            )
+            assert recall.status_code == 401, recall.text
+        finally:
+            standby.resume_replay()
