@@ -376,9 +376,11 @@ CUSTODIAN_TOKEN_TTL_DAYS = int(os.environ.get("CUSTODIAN_TOKEN_TTL_DAYS", 90))
 
 # GET /readyz: the newest executor worker heartbeat (health.heartbeat) may be this many seconds
 # old (above the task time limit, so one long task on a single-process worker is no outage), and
-# an outbox entry may have been due this long without being applied.
+# an outbox entry may have been due this long without being applied, and a webhook or reviewer
+# email this long without being sent (a retry waiting for its backoff is not due).
 CUSTODIAN_READY_WORKER_SECONDS = int(os.environ.get("CUSTODIAN_READY_WORKER_SECONDS", 120))
 CUSTODIAN_READY_OUTBOX_SECONDS = int(os.environ.get("CUSTODIAN_READY_OUTBOX_SECONDS", 300))
+CUSTODIAN_READY_NOTIFICATIONS_SECONDS = int(os.environ.get("CUSTODIAN_READY_NOTIFICATIONS_SECONDS", 300))
 
 # Executor tuning: how long a dispatched entry is leased before the sweep may
 # hand it out again, and how many attempts before it is dead-lettered. On PostgreSQL the expiry

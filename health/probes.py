@@ -16,12 +16,13 @@ from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 from django.db import connection
-from django.db.models import Count, Max, Q
+from django.db.models import Case, Count, F, Max, Min, Q, When
 from django.utils import timezone
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from health.models import WorkerHeartbeat
+from notifications.models import EmailDelivery, WebhookDelivery
 from proposals.models import OutboxEntry
 
 logger = logging.getLogger(__name__)
@@ -124,16 +125,46 @@ def check_outbox(now: datetime) -> Outcome:
     return Outcome(ok=True, figures=figures)
 
 
+PENDING, DELIVERING = WebhookDelivery.Status.PENDING, WebhookDelivery.Status.DELIVERING
+NOTIFICATION_ROWS = (WebhookDelivery, EmailDelivery)  # both use the same statuses and lease
+
+
+def check_notifications(now: datetime) -> Outcome:
+    """No webhook or reviewer email has waited for a worker over ``CUSTODIAN_READY_NOTIFICATIONS_SECONDS``.
+
+    Due as ``notifications.services.sweep`` reads it: pending since ``next_attempt_at``, or
+    delivering since its lease ran out. A retry scheduled later is not due, so a receiver that
+    keeps failing (backing off, then dead-lettered) never makes this process unready; only
+    a notifications queue nobody consumes does. One query per table, on its partial index.
+    """
+    bound = settings.CUSTODIAN_READY_NOTIFICATIONS_SECONDS
+    heads = [_oldest_due(model, now) for model in NOTIFICATION_ROWS]
+    oldest = min((moment for moment in heads if moment is not None), default=None)
+    age = 0 if oldest is None else _age(now, oldest)
+    figures = {"oldest_due_seconds": age}
+    if age > bound:
+        return Outcome(ok=False, reason=f"a notification has been due for over {bound} s", figures=figures)
+    return Outcome(ok=True, figures=figures)
+
+
+def _oldest_due(model: type[WebhookDelivery | EmailDelivery], now: datetime) -> datetime | None:
+    due = Q(status=PENDING, next_attempt_at__lte=now) | Q(status=DELIVERING, lease_expires_at__lt=now)
+    since = Case(When(status=PENDING, then=F("next_attempt_at")), default=F("lease_expires_at"))
+    oldest: datetime | None = model.objects.filter(due).aggregate(oldest=Min(since))["oldest"]
+    return oldest
+
+
 Check = Callable[[datetime], Outcome]
-# In order; the last two read the database, so they are skipped when it does not answer.
+# In order; the last three read the database, so they are skipped when it does not answer.
 CHECKS: dict[str, Check] = {
     "database": check_database,
     "broker": check_broker,
     "cache": check_cache,
     "worker": check_worker,
     "outbox": check_outbox,
+    "notifications": check_notifications,
 }
-NEED_DATABASE = frozenset({"worker", "outbox"})
+NEED_DATABASE = frozenset({"worker", "outbox", "notifications"})
 
 
 def run_checks(*, exclude: frozenset[str] = frozenset()) -> dict[str, Outcome]:

@@ -17,14 +17,17 @@ from django.db import connection
 from django.utils import timezone
 
 from health.models import WorkerHeartbeat
+from notifications.models import WebhookDelivery
 from proposals.models import OutboxEntry
-from tests.factories import create_payload, make_evidence, submit, user_preference
+from tests.factories import create_payload, factor_fact, make_evidence, submit, user_preference
 from tests.faults.harness import free_port
+from tests.notifications.conftest import endpoint
+from tests.notifications.receiver import http_receiver
 from tests.workers import celery_worker, empty_broker, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-CHECK_NAMES = ["database", "broker", "cache", "worker", "outbox"]
+CHECK_NAMES = ["database", "broker", "cache", "worker", "outbox", "notifications"]
 CLOSED_PORT = "redis://127.0.0.1:1"
 
 
@@ -119,6 +122,50 @@ def test_an_entry_due_past_the_bound_is_not_ready_until_a_worker_applies_it(
     assert entry.status == OutboxEntry.Status.DONE
 
 
+def test_a_webhook_due_past_the_bound_is_not_ready_until_the_notifications_queue_is_consumed(
+    live_server, agent, settings, tmp_path
+):
+    settings.CUSTODIAN_READY_NOTIFICATIONS_SECONDS = 1
+    empty_broker()
+    with http_receiver("200") as receiver:
+        endpoint(agent.tenant, receiver.url, "proposal.pending_review")
+        submit(agent.agent, create_payload(factor_fact(), [make_evidence(agent.agent)]))  # awaits review
+        delivery = WebhookDelivery.objects.get()
+        body = wait_for_readyz(live_server, 503, "worker").json()
+        assert body["failing"] == ["notifications"], body
+        assert body["checks"]["notifications"]["reason"] == "a notification has been due for over 1 s"
+        assert body["checks"]["outbox"]["ok"]  # nothing was released to the executor
+        with celery_worker(tmp_path, beat=True, queues=("executor", "notifications")):
+            wait_for_readyz(live_server, 200)
+    delivery.refresh_from_db()
+    assert delivery.status == WebhookDelivery.Status.DELIVERED
+    assert receiver.ids() == [str(delivery.id)]
+
+
+def test_a_retry_waiting_for_its_backoff_is_not_due_but_an_expired_lease_is(client, agent, settings):
+    settings.CUSTODIAN_READY_NOTIFICATIONS_SECONDS = 60
+    now = timezone.now()
+    hook = endpoint(agent.tenant, "http://127.0.0.1:1/hook", "proposal.pending_review")
+    failing = {"endpoint": hook, "tenant": agent.tenant, "event_type": "proposal.pending_review"}
+    WebhookDelivery.objects.create(
+        **failing, payload={}, occurred_at=now, attempts=4, next_attempt_at=now + timedelta(hours=1)
+    )
+    WebhookDelivery.objects.create(
+        **failing, payload={}, occurred_at=now, status=WebhookDelivery.Status.DEAD, next_attempt_at=now
+    )
+    assert client.get("/readyz").json()["checks"]["notifications"] == {"ok": True, "oldest_due_seconds": 0}
+    WebhookDelivery.objects.create(
+        **failing,
+        payload={},
+        occurred_at=now,
+        status=WebhookDelivery.Status.DELIVERING,
+        next_attempt_at=now - timedelta(minutes=10),
+        lease_expires_at=now - timedelta(seconds=90),
+    )
+    check = client.get("/readyz").json()["checks"]["notifications"]
+    assert check["ok"] is False and check["oldest_due_seconds"] >= 90
+
+
 def test_livez_answers_while_the_database_refuses_and_readyz_names_it(live_server):
     with refusing_database():
         live = httpx.get(f"{live_server.url}/livez", timeout=30)
@@ -128,7 +175,7 @@ def test_livez_answers_while_the_database_refuses_and_readyz_names_it(live_serve
     assert (healthz.status_code, healthz.json()) == (200, {"status": "live"})
     assert ready.status_code == 503, ready.text
     body = ready.json()
-    assert body["failing"] == ["database", "worker", "outbox"]
+    assert body["failing"] == ["database", "worker", "outbox", "notifications"]
     assert body["checks"]["database"]["reason"] == "OperationalError"
     assert body["checks"]["worker"]["reason"] == "database unavailable"
     assert "nonexistent" not in ready.text and "5432" not in ready.text
@@ -220,7 +267,7 @@ def test_a_throttled_readyz_answers_in_mgp_envelope_and_livez_is_never_throttled
         assert httpx.get(f"{live_server.url}/livez", timeout=30).status_code == 200
 
 
-def test_readyz_costs_four_queries_however_many_workers_and_entries(client, agent, django_assert_num_queries):
+def test_readyz_costs_six_queries_however_many_workers_and_entries(client, agent, django_assert_num_queries):
     now = timezone.now()
     WorkerHeartbeat.objects.bulk_create(
         WorkerHeartbeat(node=f"executor@host-{n}", seen_at=now - timedelta(seconds=n)) for n in range(20)
@@ -233,7 +280,7 @@ def test_readyz_costs_four_queries_however_many_workers_and_entries(client, agen
     OutboxEntry.objects.filter(pk=entries[1].pk).update(
         status=OutboxEntry.Status.DISPATCHED, lease_expires_at=now - timedelta(seconds=90)
     )
-    with django_assert_num_queries(4):  # SELECT 1, the heartbeat aggregate, two index heads
+    with django_assert_num_queries(6):  # SELECT 1, the heartbeat aggregate, two index heads, two due heads
         body = client.get("/readyz").json()
     assert body["checks"]["worker"]["workers_seen"] == 20 and body["checks"]["worker"]["age_seconds"] == 0
     assert body["checks"]["outbox"] == {"ok": True, "oldest_due_seconds": 90}

@@ -3823,7 +3823,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description skip a check */
-                exclude?: ("broker" | "cache" | "database" | "outbox" | "worker")[];
+                exclude?: ("broker" | "cache" | "database" | "notifications" | "outbox" | "worker")[];
             };
             header?: never;
             path?: never;
