@@ -79,6 +79,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("review/", include("reviews.urls")),
     path("review/", include("executor.urls")),
+    path("review/", include("notifications.urls")),
     path("api/v1/", include(api_v1)),
     path("mgp/", include("mgp.urls")),
     path("livez", LivezApi.as_view(), name="livez"),

@@ -144,10 +144,14 @@ def _message(batch: list[EmailDelivery]) -> EmailMessage:
         subject = f"[Custodian] {len(batch)} proposals for your review"
     return EmailMessage(
         subject=subject,
-        body="\n\n".join(paragraphs) + "\n\nChange how you are notified in the admin (Email preferences).\n",
+        body="\n\n".join(paragraphs) + f"\n\nChange how you are notified: {_preference_link()}\n",
         to=[user.email],
         connection=get_connection(timeout=settings.EMAIL_TIMEOUT),
     )
+
+
+def _preference_link() -> str:
+    return settings.CUSTODIAN_PUBLIC_URL.rstrip("/") + reverse("notifications:email-preference")
 
 
 def _submitters(batch: list[EmailDelivery]) -> dict[str, str]:

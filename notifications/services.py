@@ -19,9 +19,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.after_response import after_response
-from notifications.email import email_rows
+from notifications.email import email_rows, next_digest
 from notifications.events import Event
-from notifications.models import EmailDelivery, WebhookDelivery, WebhookEndpoint
+from notifications.models import EmailDelivery, EmailPreference, WebhookDelivery, WebhookEndpoint
 
 logger = logging.getLogger(__name__)
 DELIVER_TASK = "notifications.deliver"
@@ -155,3 +155,23 @@ def replay_deliveries(*, delivery_ids: list[Any]) -> int:
 
 def _lease() -> timedelta:
     return timedelta(seconds=settings.CUSTODIAN_WEBHOOK_LEASE_SECONDS)
+
+
+@transaction.atomic
+def set_email_preference(*, user: Any, mode: str) -> EmailPreference:
+    """Record how ``user`` hears of reviews, and move the messages not yet sent to match.
+
+    Turning email off drops the person's unsent messages (nothing more reaches them); a
+    switch to the digest holds them for the next digest hour; a switch back to each-at-once
+    makes held digest messages due now. Messages being sent right now are left to finish.
+    """
+    preference, _ = EmailPreference.objects.update_or_create(user=user, defaults={"mode": mode})
+    unsent = EmailDelivery.objects.filter(user=user, status=EmailDelivery.Status.PENDING)
+    now = timezone.now()
+    if mode == EmailPreference.Mode.OFF:
+        unsent.delete()
+    elif mode == EmailPreference.Mode.DIGEST:
+        unsent.filter(digest=False).update(digest=True, next_attempt_at=next_digest(now))
+    else:
+        unsent.filter(digest=True).update(digest=False, next_attempt_at=now)
+    return preference

@@ -72,6 +72,7 @@ def test_a_reviewer_is_mailed_a_link_and_the_proposals_kind_never_its_content(ag
     message = inbox.to("eager@desk.example")[0]
     text = message.get_payload(decode=True).decode()
     assert f"https://custodian.example/review/proposals/{proposal.pk}/" in text
+    assert "Change how you are notified: https://custodian.example/review/email/" in text
     assert proposal.matched_rule in text and "create of semantic_fact" in text
     assert agent.agent.name in text
     assert marker not in text and marker not in message["Subject"]
