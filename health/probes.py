@@ -22,7 +22,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from health.models import WorkerHeartbeat
-from notifications.models import EmailDelivery, WebhookDelivery
+from notifications.models import Delivery, EmailDelivery, WebhookDelivery
 from proposals.models import OutboxEntry
 
 logger = logging.getLogger(__name__)
@@ -125,8 +125,8 @@ def check_outbox(now: datetime) -> Outcome:
     return Outcome(ok=True, figures=figures)
 
 
-PENDING, DELIVERING = WebhookDelivery.Status.PENDING, WebhookDelivery.Status.DELIVERING
-NOTIFICATION_ROWS = (WebhookDelivery, EmailDelivery)  # both use the same statuses and lease
+PENDING, DELIVERING = Delivery.Status.PENDING, Delivery.Status.DELIVERING
+NOTIFICATION_ROWS: tuple[type[Delivery], ...] = (WebhookDelivery, EmailDelivery)
 
 
 def check_notifications(now: datetime) -> Outcome:
@@ -147,10 +147,10 @@ def check_notifications(now: datetime) -> Outcome:
     return Outcome(ok=True, figures=figures)
 
 
-def _oldest_due(model: type[WebhookDelivery | EmailDelivery], now: datetime) -> datetime | None:
+def _oldest_due(model: type[Delivery], now: datetime) -> datetime | None:
     due = Q(status=PENDING, next_attempt_at__lte=now) | Q(status=DELIVERING, lease_expires_at__lt=now)
     since = Case(When(status=PENDING, then=F("next_attempt_at")), default=F("lease_expires_at"))
-    oldest: datetime | None = model.objects.filter(due).aggregate(oldest=Min(since))["oldest"]
+    oldest: datetime | None = model._default_manager.filter(due).aggregate(oldest=Min(since))["oldest"]
     return oldest
 
 

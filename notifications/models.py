@@ -58,33 +58,45 @@ class WebhookEndpoint(models.Model):
         return self.active and event_type in self.event_types
 
 
-class WebhookDelivery(models.Model):
-    """One event for one endpoint; its id is the ``webhook-id`` every attempt carries."""
+class Delivery(models.Model):
+    """What every durable notification row shares: its state, its attempts and its lease.
+
+    The state machine (``Status``), the due-time (``next_attempt_at``) and the lease are read
+    the same way for webhooks and email by the sweep, the senders and ``/readyz``.
+    """
 
     class Status(models.TextChoices):
         PENDING = "pending"  # due at next_attempt_at (a retry once attempts > 0)
-        DELIVERING = "delivering"  # a worker posts it now, until lease_expires_at
+        DELIVERING = "delivering"  # a worker sends it now, until lease_expires_at
         DELIVERED = "delivered"
         DEAD = "dead"  # gave up after the attempt bound; an operator may replay it
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries")
     event_type = models.CharField(max_length=40)
-    payload = models.JSONField(help_text="The event's metadata (ids, kinds, outcomes), never content")
-    occurred_at = models.DateTimeField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
     next_attempt_at = models.DateTimeField()
     lease_expires_at = models.DateTimeField(null=True, blank=True)
-    last_status_code = models.PositiveSmallIntegerField(null=True, blank=True)
     last_error = models.CharField(max_length=200, blank=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        verbose_name_plural = "webhook deliveries"
+        abstract = True
         ordering = ["-created_at"]
+
+
+class WebhookDelivery(Delivery):
+    """One event for one endpoint; its id is the ``webhook-id`` every attempt carries."""
+
+    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries")
+    payload = models.JSONField(help_text="The event's metadata (ids, kinds, outcomes), never content")
+    occurred_at = models.DateTimeField()
+    last_status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+
+    class Meta(Delivery.Meta):
+        verbose_name_plural = "webhook deliveries"
         indexes = [
             models.Index(
                 fields=["next_attempt_at"],
@@ -148,28 +160,15 @@ class EmailPreference(models.Model):
         return f"{self.user} ({self.mode})"
 
 
-class EmailDelivery(models.Model):
+class EmailDelivery(Delivery):
     """One reviewer's message about one event, durable as a webhook delivery (digests wait for their hour)."""
 
-    Status = WebhookDelivery.Status
-
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    event_type = models.CharField(max_length=40)
     payload = models.JSONField(help_text="The event's metadata, never content")
     digest = models.BooleanField(default=False)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    next_attempt_at = models.DateTimeField()
-    lease_expires_at = models.DateTimeField(null=True, blank=True)
-    last_error = models.CharField(max_length=200, blank=True)
-    delivered_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
 
-    class Meta:
+    class Meta(Delivery.Meta):
         verbose_name_plural = "email deliveries"
-        ordering = ["-created_at"]
         indexes = [
             models.Index(
                 fields=["next_attempt_at"],
