@@ -2,8 +2,10 @@
 
 ``search_document()`` is the one definition of what is searched (statement
 and summary). A query is cut into words (stop words dropped); each word
-becomes a group of forms: itself, its lemmas and their inflections
-(``lemminflect``), so "won" finds "win" and "bought" finds "buy". A memory
+becomes a group of forms: itself, its lemmas, their British or American
+spellings and derivations (``memory_core.morphology``), and the inflections
+of all (``lemminflect``), so "won" finds "win", "bought" finds "buy" and
+"summarise" finds "summaries"; two words of one group count once. A memory
 scores, per group it contains, the group's IDF, times BM25's length
 normalisation (term frequency counts once: memories are short statements).
 
@@ -41,6 +43,8 @@ from django.db.models import (
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Length
 
+from memory_core.morphology import variants
+
 MAX_TERMS = 12
 CANDIDATES = 1000
 MAX_CANDIDATES = 5000
@@ -67,12 +71,15 @@ def search_document() -> SearchVector:
 
 def query_groups(text: str) -> list[tuple[str, ...]]:
     """Return each meaningful query word with its lemmas and their inflections (the word first)."""
-    seen, groups = set(), []
+    seen, kinds, groups = set(), set(), []
     for word in _WORD.findall(text.lower())[: MAX_TERMS * 2]:
         if word in STOP_WORDS or word in seen:
             continue
         seen.add(word)
-        groups.append(_forms(word))
+        forms = _forms(word)
+        if frozenset(forms) not in kinds:  # "summaries" and "summarise" are one word asked twice
+            kinds.add(frozenset(forms))
+            groups.append(forms)
     return groups[:MAX_TERMS]
 
 
@@ -82,11 +89,11 @@ def _forms(word: str) -> tuple[str, ...]:
 
     forms = {word}
     if word.isalpha():
-        for lemmas in lemminflect.getAllLemmas(word).values():
-            for lemma in lemmas:
-                forms.add(lemma.lower())
-                for inflections in lemminflect.getAllInflections(lemma).values():
-                    forms.update(form.lower() for form in inflections)
+        lemmas = {lemma.lower() for found in lemminflect.getAllLemmas(word).values() for lemma in found}
+        for base in lemmas | {variant for lemma in lemmas for variant in variants(lemma)}:
+            forms.add(base)
+            for inflections in lemminflect.getAllInflections(base).values():
+                forms.update(form.lower() for form in inflections)
     return (word, *sorted(form for form in forms - {word} if form.isalpha()))
 
 
