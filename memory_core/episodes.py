@@ -1,7 +1,9 @@
 """Episode context: the memories next to a recalled one in the same episode (evidence source).
 
 An episode is the evidence source a memory's served revision rests on (a
-conversation session, a document); its memories are ordered by creation.
+conversation session, a document). Its memories are in the order things happened:
+an event's ``occurred_at``, then the order the client submitted them (request time,
+then the position in a batch), never the order a worker applied them in.
 Neighbours are drawn from the same candidate rows as the search itself (tenant,
 lifecycle, TTL, filters, ``valid_at``), so recall then passes each through the
 read policy, return modes, fences and audit exactly like a hit. Four queries
@@ -11,8 +13,11 @@ whatever the number of hits.
 import uuid
 
 from django.db.models import F, QuerySet
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Coalesce
 
 from memory_core.models import Memory, MemoryEvidence
+from memory_core.statements import instant
 
 MAX_EPISODE_ROWS = 5000  # memories read per search to place the hits in their episodes
 
@@ -35,10 +40,20 @@ def neighbours(hits: list[Memory], candidates: QuerySet, *, around: int) -> dict
         MemoryEvidence.objects.filter(
             evidence_revision__source_id__in=set(episode.values()), memory_revision=F("memory__revision")
         )
-        .order_by("memory__created_at", "memory_id")
-        .values_list("evidence_revision__source_id", "memory_id")[:MAX_EPISODE_ROWS]
+        .annotate(
+            occurred_at=KeyTextTransform("occurred_at", "memory__content"),
+            submitted_at=Coalesce("memory__submitted_at", "memory__created_at"),
+        )
+        .order_by("submitted_at", "memory__submission_index", "memory_id")
+        .values_list(
+            "evidence_revision__source_id",
+            "memory_id",
+            "occurred_at",
+            "submitted_at",
+            "memory__submission_index",
+        )[:MAX_EPISODE_ROWS]
     )
-    rows = list(members)
+    rows = [(source, memory_id) for source, memory_id, *_ in sorted(members, key=_episode_order)]
     allowed = set(candidates.filter(id__in={memory_id for _, memory_id in rows}).values_list("id", flat=True))
     ordered: dict[uuid.UUID, list[uuid.UUID]] = {}
     for source, memory_id in rows:
@@ -57,3 +72,10 @@ def neighbours(hits: list[Memory], candidates: QuerySet, *, around: int) -> dict
             "after": [pk for pk in chain[at + 1 : at + 1 + around] if pk in allowed],
         }
     return placed
+
+
+def _episode_order(row: tuple) -> tuple:
+    """When it happened (an event's ``occurred_at``, else its submission), then submission order."""
+    _, memory_id, occurred_at, submitted_at, index = row
+    submitted = instant(submitted_at)
+    return (instant(occurred_at) if occurred_at else submitted, submitted, index, str(memory_id))

@@ -124,6 +124,11 @@ class Memory(models.Model):
     revision = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
+    # When its create proposal was submitted and its position in that request (a batch's item
+    # index): after ``occurred_at``, the order of an episode (``memory_core.episodes``). Apply
+    # order is not it: a worker applies a claimed batch in outbox order, not submission order.
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    submission_index = models.PositiveIntegerField(default=0)
     # What recall searches, stored so ranking never re-parses text. On PostgreSQL a trigger
     # (migration 0006) computes it from ``search.search_document()``; SQLite leaves it empty.
     # History rows carry their own, computed by their own trigger (migration 0020) from the

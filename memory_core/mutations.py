@@ -47,8 +47,20 @@ def create_memory(
     return memory
 
 
-def new_memory(*, memory_id: Any, tenant_id: Any, fields: dict[str, Any], now: datetime) -> Memory:
-    """Build (unsaved) revision 1 of a memory from a create proposal's frozen fields."""
+def new_memory(
+    *,
+    memory_id: Any,
+    tenant_id: Any,
+    fields: dict[str, Any],
+    now: datetime,
+    submitted: tuple[datetime, int] | None = None,
+) -> Memory:
+    """Build (unsaved) revision 1 of a memory from a create proposal's frozen fields.
+
+    ``submitted`` is when the proposal was submitted and its position in that request:
+    the episode order after ``occurred_at`` (``now`` when not given, as for a direct create).
+    """
+    submitted_at, submission_index = submitted or (now, 0)
     memory = Memory(
         id=memory_id,
         tenant_id=tenant_id,
@@ -59,6 +71,8 @@ def new_memory(*, memory_id: Any, tenant_id: Any, fields: dict[str, Any], now: d
         revision=1,
         created_at=now,
         updated_at=now,
+        submitted_at=submitted_at,
+        submission_index=submission_index,
     )
     _assign(memory, fields, now)
     return memory

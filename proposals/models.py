@@ -172,6 +172,9 @@ class Proposal(models.Model):
         related_name="proposals",
         help_text="The Dreaming run whose plan this action belongs to (set only by the server)",
     )
+    submission_index = models.PositiveIntegerField(
+        default=0, help_text="Position in the request that submitted it (a batch's item index)"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -157,7 +157,11 @@ def _applied_rows(world: _World, chunk: range, *, first_at: datetime, step: time
         rows[OutboxEntry].append(entry)
         receipt_id = world.new_id()
         memory = new_memory(  # the executor's own builder
-            memory_id=proposal.target_id, tenant_id=tenant_id, fields=frozen.fields, now=applied_at
+            memory_id=proposal.target_id,
+            tenant_id=tenant_id,
+            fields=frozen.fields,
+            now=applied_at,
+            submitted=(proposal.created_at, proposal.submission_index),
         )
         memory.state = Memory.State.ACTIVE.value  # the default as a plain string (same row, faster hash)
         rows[Memory].append(memory)

@@ -20,6 +20,7 @@ class CreateEffect(Effect):
             tenant_id=proposal.tenant_id,
             fields=proposal.fields,
             now=timezone.now(),
+            submitted=(proposal.created_at, proposal.submission_index),
         )
         ctx.writes.created.append((memory, ctx.evidence, change_reason(receipt_id)))
         ctx.writes.revised.append(memory)

@@ -112,6 +112,8 @@ def write_new_proposals(
     if not created:
         return
     proposals = [proposal for proposal, _, _ in created]
+    for index, proposal in enumerate(proposals):  # the order the client sent them in
+        proposal.submission_index = index
     now = timezone.now()
     links = [
         ProposalEvidence(tenant_id=agent.tenant_id, proposal=proposal, evidence_revision=revision)

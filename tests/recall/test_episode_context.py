@@ -1,10 +1,13 @@
 """Episode context: a hit's neighbours in its evidence source, each through policy, modes and audit."""
 
+import uuid
+
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from memory_core.models import AccessEventItem
-from tests.factories import make_evidence
+from proposals.models import OutboxEntry, Proposal
+from tests.factories import apply_entry, create_payload, make_evidence, owner_context, user_preference
 from tests.lifecycle.test_lifecycle_verbs import drive
 
 
@@ -83,3 +86,66 @@ def test_context_costs_the_same_queries_for_one_hit_or_several(agent, api, remem
         remember(f"chess game {n}", evidence=episode)
         remember(f"small talk {n}", evidence=episode)
     assert queries() == one
+
+
+def _turn(n: int, **content) -> dict:
+    return user_preference(
+        content={
+            "statement": f"Alice turn {n} about chess openings",
+            "preference_key": f"turn_{n}",
+            "preference_value": f"v{n}",
+            **content,
+        }
+    )
+
+
+def _submit_turns(api, session, memories: list[dict]) -> list[str]:
+    items = [
+        {"idempotency_key": f"turn-{n}", "proposal": create_payload(memory, [session], owner_context())}
+        for n, memory in enumerate(memories)
+    ]
+    response = api.post("/api/v1/proposals/batch", {"items": items}, format="json")
+    assert response.status_code == 200, response.content
+    return [result["proposal"]["id"] for result in response.json()["results"]]
+
+
+def _apply(proposal_ids: list[str], *, reverse: bool = False) -> list[str]:
+    """Apply each through the executor (``reverse``: last submitted first, as a worker may claim them)."""
+    entries = dict(OutboxEntry.objects.filter(proposal_id__in=proposal_ids).values_list("proposal_id", "id"))
+    for proposal_id in reversed(proposal_ids) if reverse else proposal_ids:
+        assert apply_entry(entries[uuid.UUID(proposal_id)]).outcome == "applied"
+    targets = dict(Proposal.objects.filter(id__in=proposal_ids).values_list("id", "target_id"))
+    return [str(targets[uuid.UUID(proposal_id)]) for proposal_id in proposal_ids]
+
+
+def test_a_batch_applied_out_of_order_keeps_the_order_it_was_sent_in(agent, api):
+    session = make_evidence(agent.agent, kind="conversation")
+    memories = _apply(_submit_turns(api, session, [_turn(n) for n in range(5)]), reverse=True)
+    response = api.post(
+        "/api/v1/recall/search",
+        {"query": "Alice turn 2 chess", "context": {"neighbours": 1}, "limit": 5},
+        format="json",
+    )
+    by_id = {item["memory"]["memory_id"]: item for item in response.json()["results"]}
+    middle = by_id[memories[2]]["context"]
+    assert (ids(middle["before"]), ids(middle["after"])) == ([memories[1]], [memories[3]])
+    first = by_id[memories[0]]["context"]
+    assert (ids(first["before"]), ids(first["after"])) == ([], [memories[1]])
+
+
+def test_when_a_turn_happened_comes_before_when_it_was_sent(agent, api):
+    session = make_evidence(agent.agent, kind="conversation")
+    late, early = (
+        user_preference(
+            type="episodic_event",
+            content={"statement": f"Alice {word} chess move", "occurred_at": at, "participants": ["alice"]},
+        )
+        for word, at in (("late", "2026-11-30T10:00:00Z"), ("early", "2026-11-29T10:00:00Z"))
+    )
+    later_sent, sooner_sent = _apply(_submit_turns(api, session, [late, early]))  # sent, applied late first
+    response = api.post(
+        "/api/v1/recall/search", {"query": "early chess move", "context": {"neighbours": 1}}, format="json"
+    )
+    hit = response.json()["results"][0]
+    assert hit["memory"]["memory_id"] == sooner_sent
+    assert (ids(hit["context"]["before"]), ids(hit["context"]["after"])) == ([], [later_sent])
