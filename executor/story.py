@@ -78,7 +78,7 @@ def _diff(before: Memory | None, after: Memory, rule: ReadRule) -> list[DiffRow]
     shown_before = _as_read(before, rule) if before is not None else None
     shown_after = _as_read(after, rule)
     written = Proposal(fields=shown_after.snapshot())
-    rows = diff_rows(written, shown_before)
+    rows = diff_rows(written, shown_before).rows
     if rule.mode in ("metadata_only", "deny"):
         hidden = ("content.", *CONTENT_FIELDS)
         rows = [row for row in rows if not row.field.startswith(hidden)]

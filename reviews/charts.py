@@ -40,8 +40,49 @@ def hbars(groups: Groups, *, row: int = 20, gap: int = 10) -> tuple[list[HBar], 
     return bars, y + 24  # and room for the axis title
 
 
-def y_ticks(peak: int, *, height: int = 170, base: int = 190, steps: int = 2) -> list[tuple[int, int]]:
-    """Return (y, value) gridline positions for a vertical bar chart whose tallest bar is ``peak``."""
+def axis_top(peak: int, *, most_ticks: int = 5) -> tuple[int, int]:
+    """The top of a counts axis and its tick step: whole numbers in steps of 1, 2 or 5 times a power of ten.
+
+    The axis ends on the first tick at or above ``peak``, so every gridline is a
+    count a person can read off (0, 1, 2, 3 rather than 0, 2, 3).
+    """
     peak = max(peak, 1)
-    values = sorted({round(peak * step / steps) for step in range(steps + 1)})
-    return [(base - round(value * height / peak), value) for value in values]
+    magnitude = 1
+    while True:
+        for unit in (1, 2, 5):
+            step = unit * magnitude
+            if -(-peak // step) <= most_ticks - 1:
+                return -(-peak // step) * step, step
+        magnitude *= 10
+
+
+def y_ticks(top: int, step: int, *, height: int = 170, base: int = 190) -> list[tuple[int, int]]:
+    """Return (y, value) gridline positions from 0 to ``top`` for a vertical bar chart."""
+    return [(base - round(value * height / top), value) for value in range(0, top + 1, step)]
+
+
+@dataclass(frozen=True)
+class Bar:
+    x: int
+    y: int
+    height: int
+    series: str
+    count: int
+
+
+OUTCOME_SERIES = ["approve", "reject", "request_changes"]
+
+
+def outcome_bars(
+    outcomes_by_day: list[dict], *, height: int = 170, base: int = 190
+) -> tuple[list[Bar], list, list[tuple[int, int]]]:
+    """Lay out a grouped bar chart of daily outcomes: its bars, x labels and y gridlines, on one scale."""
+    top, step = axis_top(max([day[name] for day in outcomes_by_day for name in OUTCOME_SERIES] + [1]))
+    bars, labels = [], []
+    for index, day in enumerate(outcomes_by_day):
+        left = 50 + index * 90
+        labels.append((left, day["day"]))
+        for offset, name in enumerate(OUTCOME_SERIES):
+            bar_height = round(day[name] * height / top)
+            bars.append(Bar(left + offset * 24, base - bar_height, bar_height, name, day[name]))
+    return bars, labels, y_ticks(top, step, height=height, base=base)

@@ -51,6 +51,12 @@ class ReasonRequired(DomainError):
     title = "Every decision needs a reason"
 
 
+class OwnerNotRepresentable(DomainError):
+    code = "owner_not_representable"
+    status = 403
+    title = "A decision is made for the proposal's owner or for yourself, not for someone it does not name"
+
+
 class NotAConflict(DomainError):
     code = "not_a_conflict"
     status = 400

@@ -1,6 +1,7 @@
 """Forms of the review UI; they validate, the services decide."""
 
 import uuid
+from typing import cast
 
 from django import forms
 
@@ -36,20 +37,37 @@ class QueueFilterForm(forms.Form):
         return {key: value for key, value in data.items() if value not in ("", None)}
 
 
+def _deciding_for() -> forms.ChoiceField:
+    """Whom the decision is made for: the choices are set per person and proposal (``owners``)."""
+    return forms.ChoiceField(choices=[], required=False, label="Deciding for")
+
+
+def each_owner_or_yourself(user) -> list[tuple[str, str]]:
+    """For a decision on several proposals: each one's own owner ("") or the person alone."""
+    return [("", "each proposal's owner"), (user.get_username(), f"yourself ({user.get_username()})")]
+
+
 class DecisionForm(forms.Form):
+    """One decision; "Deciding for" offers only ``owners`` (``reviews.selectors.representable_owners``)."""
+
     decision = forms.ChoiceField(choices=ReviewDecision.Decision.choices, widget=forms.RadioSelect)
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=5000)
-    represented_owner = forms.CharField(max_length=200, required=False, label="Deciding for")
+    represented_owner = _deciding_for()
     action_digest = forms.RegexField(r"^[0-9a-f]{64}$", widget=forms.HiddenInput)
+
+    def __init__(self, *args, owners: list[tuple[str, str]], **kwargs):
+        super().__init__(*args, **kwargs)
+        cast(forms.ChoiceField, self.fields["represented_owner"]).choices = owners
 
 
 class BulkApproveForm(forms.Form):
     items = forms.MultipleChoiceField(choices=[], required=True)
     reason = forms.CharField(max_length=5000)
-    represented_owner = forms.CharField(max_length=200, required=False)
+    represented_owner = _deciding_for()
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
+        cast(forms.ChoiceField, self.fields["represented_owner"]).choices = each_owner_or_yourself(user)
         # Values are "proposal_id:action_digest"; any well-formed pair is acceptable here.
         self.fields["items"].valid_value = lambda value: value.count(":") == 1  # type: ignore[attr-defined]
 
@@ -77,10 +95,11 @@ class DecideTogetherForm(forms.Form):
         label="The ticked conflicting proposals",
     )
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=5000)
-    represented_owner = forms.CharField(max_length=200, required=False)
+    represented_owner = _deciding_for()
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
+        cast(forms.ChoiceField, self.fields["represented_owner"]).choices = each_owner_or_yourself(user)
         self.fields["others"].valid_value = lambda value: value.count(":") == 1  # type: ignore[attr-defined]
 
     def clean_others(self):

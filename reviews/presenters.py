@@ -57,11 +57,30 @@ def plain_language(proposal: Proposal, memory: Memory | None) -> str:
     return text + (f" New statement: “{statement}”." if statement else "")
 
 
-def diff_rows(proposal: Proposal, memory: Memory | None) -> list[DiffRow]:
+@dataclass(frozen=True)
+class Diff:
+    """A proposal's field-by-field change; ``compared`` is false when there is nothing to compare with.
+
+    A create has no current memory, so its table shows only the new values (an
+    empty "Current" column reads as a deletion); entity actions, links and
+    compactions show the frozen action itself.
+    """
+
+    rows: list[DiffRow]
+    compared: bool
+    heading: str  # the proposed column's heading
+    caption: str = ""
+
+    def __iter__(self):
+        return iter(self.rows)
+
+
+def diff_rows(proposal: Proposal, memory: Memory | None) -> Diff:
     """Return content fields, then memory fields, as (current, proposed) pairs."""
     if proposal.action in (*Proposal.ENTITY_ACTIONS, Proposal.Action.LINK, Proposal.Action.COMPACT):
         # Entity actions, links and compactions: the reviewer reads the frozen action itself.
-        return [DiffRow(name, None, _show(value)) for name, value in sorted(proposal.fields.items())]
+        rows = [DiffRow(name, None, _show(value)) for name, value in sorted(proposal.fields.items())]
+        return Diff(rows, compared=False, heading="Proposed")
     current = memory.snapshot() if memory else {}
     proposed = {**current, **proposal.fields}
     current_content, proposed_content = current.get("content") or {}, proposed.get("content") or {}
@@ -69,43 +88,16 @@ def diff_rows(proposal: Proposal, memory: Memory | None) -> list[DiffRow]:
     keys += sorted((set(current_content) | set(proposed_content)) - set(CONTENT_ORDER))
     rows = [DiffRow(f"content.{k}", current_content.get(k), proposed_content.get(k)) for k in keys]
     rows += [DiffRow(name, _show(current.get(name)), _show(proposed.get(name))) for name in FIELD_ORDER]
-    return rows
+    if memory is None:
+        caption = "A new memory: nothing exists yet, so nothing is replaced. Every value below is new."
+        return Diff(rows, compared=False, heading="New value", caption=caption)
+    return Diff(rows, compared=True, heading="Proposed")
 
 
 def _show(value: Any) -> Any:
     if isinstance(value, dict) and set(value) == {"kind", "id"}:
         return f"{value['kind']}:{value['id']}"
     return value
-
-
-def default_represented_owner(proposal: Proposal) -> str:
-    subject = proposal.policy_context.get("acting_for_subject") or proposal.fields.get("subject") or {}
-    return f"{subject['kind']}:{subject['id']}" if subject else ""
-
-
-@dataclass(frozen=True)
-class Bar:
-    x: int
-    y: int
-    height: int
-    series: str
-    count: int
-
-
-def outcome_bars(
-    outcomes_by_day: list[dict], *, height: int = 170, base: int = 190
-) -> tuple[list[Bar], list]:
-    """Lay out a grouped bar chart of daily outcomes as SVG rectangles; return bars and x labels."""
-    series = ["approve", "reject", "request_changes"]
-    peak = max([day[name] for day in outcomes_by_day for name in series] + [1])
-    bars, labels = [], []
-    for index, day in enumerate(outcomes_by_day):
-        left = 50 + index * 90
-        labels.append((left, day["day"]))
-        for offset, name in enumerate(series):
-            bar_height = round(day[name] * height / peak)
-            bars.append(Bar(left + offset * 24, base - bar_height, bar_height, name, day[name]))
-    return bars, labels
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,40 @@ QUEUE_ORDERS = {
 }
 
 
+def proposal_owners(proposal: Proposal) -> dict[str, str]:
+    """The owners a proposal names, as ``kind:id`` → their part in it: whom it acts for, whom it is about."""
+    named = [
+        (proposal.policy_context.get("acting_for_subject"), "the agent acts for"),
+        (proposal.fields.get("subject"), "the memory is about"),
+        ((proposal.fields.get("memory") or {}).get("subject"), "the summary is about"),  # a compaction
+    ]
+    owners: dict[str, str] = {}
+    for subject, part in named:
+        if isinstance(subject, dict) and {"kind", "id"} <= set(subject):
+            owners.setdefault(f"{subject['kind']}:{subject['id']}", part)
+    return owners
+
+
+def representable_owners(user, proposal: Proposal) -> list[tuple[str, str]]:
+    """Whom ``user`` may record a decision on ``proposal`` as made for: (value, label) pairs.
+
+    The owners the proposal itself names, or the person alone. "Deciding for" is
+    then a fact the server can stand behind, never free text a request makes up.
+    """
+    owners = [(owner, f"{owner} ({part})") for owner, part in proposal_owners(proposal).items()]
+    username = user.get_username()
+    return [*owners, (username, f"yourself ({username})")]
+
+
+def represented_owner(user, proposal: Proposal, claimed: str) -> str | None:
+    """The owner to record for ``claimed`` ("" is the proposal's first owner), or None if not allowed."""
+    claimed = claimed.strip()
+    allowed = [value for value, _ in representable_owners(user, proposal)]
+    if not claimed:
+        return allowed[0]
+    return claimed if claimed in allowed else None
+
+
 def review_queue(*, user, order: str = "age", **filters) -> QuerySet[Proposal]:
     """Return the pending proposals that still need ``user``, narrowed by ``filters`` (see ``narrow_queue``).
 
@@ -191,14 +225,17 @@ class ReviewerDashboard:
 
 
 def reviewer_dashboard(*, user, days: int = 7) -> ReviewerDashboard:
-    """Return queue depth, decision latency, daily outcomes, waiting by age and by rule.
+    """Return what waits for ``user`` and what they decided: queue depth, latency, outcomes, by age, by rule.
 
     A fixed number of queries, whatever the size of the queue or the history:
     the counts are aggregated by the database, the rules capped at ``TOP_RULES``.
     """
     now = timezone.now()
     since = now - timedelta(days=days)
-    decisions = ReviewDecision.objects.filter(tenant__in=decidable_tenants(user), created_at__gte=since)
+    # The person's own decisions: the queue is theirs, so are the counts beside it.
+    decisions = ReviewDecision.objects.filter(
+        actor=user, tenant__in=decidable_tenants(user), created_at__gte=since
+    )
     waits = [
         (decided - submitted).total_seconds() / 3600
         for decided, submitted in decisions.values_list("created_at", "proposal__created_at")[:5000]

@@ -26,13 +26,20 @@ from reviews.errors import (
     NotAConflict,
     NotLowRisk,
     NotUnderReview,
+    OwnerNotRepresentable,
     ReasonRequired,
     ReviewWindowClosed,
     SelfApprovalForbidden,
     StaleDigest,
 )
 from reviews.models import ReviewDecision
-from reviews.selectors import approving_decisions, can_decide, is_submitter, viewable_tenants
+from reviews.selectors import (
+    approving_decisions,
+    can_decide,
+    is_submitter,
+    represented_owner,
+    viewable_tenants,
+)
 from tenancy.selectors import publishing_tenants
 
 Decision = ReviewDecision.Decision
@@ -90,11 +97,14 @@ def _decide(actor, seen: _Seen, *, require_low_risk: bool = False) -> ReviewDeci
         proposal=proposal, actor=actor, action_digest=seen.action_digest
     ).exists():
         raise AlreadyDecided()
+    owner = represented_owner(actor, proposal, seen.represented_owner)
+    if owner is None:
+        raise OwnerNotRepresentable()
     recorded = ReviewDecision(
         tenant_id=proposal.tenant_id,
         proposal=proposal,
         actor=actor,
-        represented_owner=seen.represented_owner.strip() or actor.get_username(),
+        represented_owner=owner,
         decision=seen.decision,
         reason=seen.reason.strip(),
         action_digest=proposal.action_digest,

@@ -24,15 +24,13 @@ from evidence.models import EvidenceRevision
 from memory_core.selectors import memory_at_revision, memory_history, memory_or_none
 from proposals.errors import DreamingRunNotFound, ProposalNotFound
 from proposals.selectors import dedupe_conflicts, dreaming_run_status
-from reviews.charts import hbars, y_ticks
+from reviews.charts import hbars, outcome_bars
 from reviews.figures import cited_figures, evidence_rows, external_link, found_figures
 from reviews.forms import BulkApproveForm, DecideTogetherForm, DecisionForm, QueueFilterForm
 from reviews.models import ReviewDecision
 from reviews.presenters import (
     conflict_rows,
-    default_represented_owner,
     diff_rows,
-    outcome_bars,
     plain_language,
 )
 from reviews.selectors import (
@@ -46,6 +44,7 @@ from reviews.selectors import (
     is_submitter,
     needing,
     proposal_for_review,
+    representable_owners,
     review_queue,
     reviewer_dashboard,
 )
@@ -80,7 +79,7 @@ def queue(request):
             "page": page,
             "matching": count_up_to(proposals, QUEUE_COUNT_CAP),
             "query": query.urlencode(),
-            "bulk_form": BulkApproveForm(),
+            "bulk_form": BulkApproveForm(user=request.user, auto_id="bulk_%s"),
             "bulk_selectable": any(proposal.is_low_risk for proposal in page.items),
         },
     )
@@ -116,7 +115,7 @@ def proposal_page(request, proposal_id):
         "decisions": decision_history(proposal),
         "history": memory_history(memory=memory) if memory else [],
         "conflicts": rows,
-        "together": _together_context(proposal, rows, panel),
+        "together": _together_context(request, proposal, rows, panel),
         **panel,
     }
     return render(request, "reviews/proposal.html", context)
@@ -126,7 +125,7 @@ def proposal_page(request, proposal_id):
 @require_POST
 def decide(request, proposal_id):
     proposal = _proposal_or_404(request, proposal_id)
-    form = DecisionForm(request.POST)
+    form = DecisionForm(request.POST, owners=representable_owners(request.user, proposal))
     error = None
     if form.is_valid():
         try:
@@ -138,6 +137,8 @@ def decide(request, proposal_id):
             )
         except DomainError as refusal:
             error = refusal.detail
+    elif "represented_owner" in form.errors:
+        error = "Nothing was recorded: choose whom you decide for from the list."
     else:
         error = "Choose a decision and give a reason."
     proposal.refresh_from_db()
@@ -156,7 +157,7 @@ def decide(request, proposal_id):
 @require_POST
 def decide_together_view(request, proposal_id):
     proposal = _proposal_or_404(request, proposal_id)
-    form = DecideTogetherForm(request.POST)
+    form = DecideTogetherForm(request.POST, user=request.user)
     if not form.is_valid():
         errors = "; ".join(str(error) for errors in form.errors.values() for error in errors)
         messages.error(request, f"Nothing was recorded: {errors}")
@@ -183,7 +184,7 @@ def decide_together_view(request, proposal_id):
 @login_required
 @require_POST
 def bulk_approve_view(request):
-    form = BulkApproveForm(request.POST)
+    form = BulkApproveForm(request.POST, user=request.user)
     if not form.is_valid():
         messages.error(request, "Select proposals and give one reason for all of them.")
         return redirect("reviews:queue")
@@ -204,8 +205,7 @@ def bulk_approve_view(request):
 @login_required
 def dashboard(request):
     stats = reviewer_dashboard(user=request.user)
-    bars, labels = outcome_bars(stats.outcomes_by_day)
-    peak = max([bar.count for bar in bars] + [1])
+    bars, labels, ticks = outcome_bars(stats.outcomes_by_day)
     age_bars, age_height = hbars([(label, [("waiting", n)]) for label, n in stats.waiting_by_age])
     rule_bars, rule_height = hbars(
         [(row["rule"], [("waiting", row["waiting"]), ("decided", row["decided"])]) for row in stats.by_rule]
@@ -214,7 +214,7 @@ def dashboard(request):
         "stats": stats,
         "bars": bars,
         "labels": labels,
-        "ticks": y_ticks(peak),
+        "ticks": ticks,
         "age": {"bars": age_bars, "height": age_height},
         "rules": {"bars": rule_bars, "height": rule_height},
     }
@@ -262,7 +262,7 @@ def _proposal_or_404(request, proposal_id):
         raise Http404("No such proposal") from None
 
 
-def _together_context(proposal, rows, panel: dict) -> dict | None:
+def _together_context(request, proposal, rows, panel: dict) -> dict | None:
     """The decide-together form, when a conflicting proposal still needs this person."""
     if not any(row.decidable for row in rows):
         return None
@@ -271,9 +271,9 @@ def _together_context(proposal, rows, panel: dict) -> dict | None:
     initial = {
         "action_digest": proposal.action_digest,
         "decision": ReviewDecision.Decision.APPROVE if this else "",
-        "represented_owner": default_represented_owner(proposal),
     }
-    return {"this": this, "form": DecideTogetherForm(auto_id="together_%s", initial=initial)}
+    form = DecideTogetherForm(auto_id="together_%s", initial=initial, user=request.user)
+    return {"this": this, "form": form}
 
 
 def _panel_context(request, proposal, *, form=None, error=None) -> dict:
@@ -284,10 +284,8 @@ def _panel_context(request, proposal, *, form=None, error=None) -> dict:
         blocked = "You can view this proposal but you do not have permission to decide it."
     else:
         blocked = None
-    initial = {
-        "action_digest": proposal.action_digest,
-        "represented_owner": default_represented_owner(proposal),
-    }
+    owners = representable_owners(request.user, proposal)
+    initial = {"action_digest": proposal.action_digest, "represented_owner": owners[0][0]}
     mine = ReviewDecision.objects.filter(
         proposal=proposal, actor=request.user, action_digest=proposal.action_digest
     ).first()
@@ -297,7 +295,7 @@ def _panel_context(request, proposal, *, form=None, error=None) -> dict:
         "my_decision": mine,
         "approvals_so_far": len(approving_decisions(proposal)),
         "error": error,
-        "form": form if form is not None and error else DecisionForm(initial=initial),
+        "form": form if form is not None and error else DecisionForm(initial=initial, owners=owners),
     }
 
 

@@ -172,7 +172,7 @@ def approve(person, proposal, reason: str = "ok"):
         proposal_id=proposal.pk,
         decision="approve",
         reason=reason,
-        represented_owner="desk",
+        represented_owner="",
         action_digest=proposal.action_digest,
         channel="api",
     )

@@ -71,7 +71,7 @@ def test_every_revision_is_shown_with_its_receipt_decisions_and_evidence(
         for item in receipt.evidence:
             assert str(item["evidence_id"])[:6] in page
     assert f"“{marker} first”" in page and f"“{marker} second”" in page
-    assert "rev-a for desk: approve · “ok” · api" in page
+    assert "rev-a for user:pm-alice: approve · “ok” · api" in page
     assert "now at revision 2, active" in page
 
 

@@ -125,7 +125,7 @@ def factor_proposal_rejected(agent):
         proposal_id=proposal.pk,
         decision="reject",
         reason="no",
-        represented_owner="desk",
+        represented_owner="",
         action_digest=proposal.action_digest,
         channel="api",
     )

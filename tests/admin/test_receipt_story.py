@@ -50,7 +50,7 @@ def test_verdict_decisions_and_action_digest_are_shown(auditor_client, remember,
     page = _page(auditor_client, receipt)
     assert receipt.action_digest in page and receipt.policy_fingerprint in page
     assert f"<code>{receipt.proposal.matched_rule}</code>" in page
-    assert "rev-a</a></td><td>desk</td><td>approve</td><td>ok</td><td>api</td>" in page
+    assert "rev-a</a></td><td>user:pm-alice</td><td>approve</td><td>ok</td><td>api</td>" in page
 
 
 def test_evidence_is_shown_with_its_status_now(auditor_client, agent, remember, marker):

@@ -117,7 +117,7 @@ def test_the_conflict_warning_and_deciding_together(live_server, watched_page, a
 
     page.get_by_role("link", name="Dashboard").click()
     expect(page.locator("#decided-7")).to_have_text("2")
-    expect(page.get_by_role("img", name=re.compile("Decided per day"))).to_be_visible()
+    expect(page.get_by_role("img", name=re.compile("Your decisions per day"))).to_be_visible()
     page.locator("#outcomes-chart + .legend + details summary").click()
     expect(page.locator("#outcomes-table tbody tr").last).to_contain_text("1")
     page.screenshot(path=artifacts / "pm-dashboard.png", full_page=True)

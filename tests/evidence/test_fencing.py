@@ -101,7 +101,7 @@ def test_rejected_revalidation_leaves_the_memory_fenced(agent, api, pm, backtest
         proposal_id=revalidation.pk,
         decision="reject",
         reason="the corrected run disagrees",
-        represented_owner="desk",
+        represented_owner="",
         action_digest=revalidation.action_digest,
         channel="api",
     )

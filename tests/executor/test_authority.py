@@ -79,7 +79,7 @@ def test_an_approval_written_behind_the_service_does_not_count(agent, factor):
         tenant_id=factor.tenant_id,
         proposal=factor,
         actor=pm,
-        represented_owner="desk",
+        represented_owner="",
         decision="approve",
         reason="ok",
         action_digest=factor.action_digest,
@@ -138,7 +138,7 @@ def test_approvals_of_an_amended_action_no_longer_count(agent, restricted):
         proposal_id=restricted.pk,
         decision="request_changes",
         reason="name the universe",
-        represented_owner="desk",
+        represented_owner="",
         action_digest=restricted.action_digest,
         channel="api",
     )

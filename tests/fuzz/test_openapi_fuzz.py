@@ -220,7 +220,7 @@ def known_ids(agent, applied_memory_factory):
         proposal_id=returned.pk,
         decision="request_changes",
         reason="needs a source",
-        represented_owner="desk",
+        represented_owner="",
         action_digest=returned.action_digest,
         channel="api",
     )

@@ -165,8 +165,14 @@ def test_purge_leaves_no_content_anywhere_in_the_database(agent, api, reviewers,
     receipt = drive_existing(propose(agent, memory, "purge", context=context), reviewers)
 
     assert receipt.outcome == "applied"
-    # The operator's grant to act for the person is about the person, not the memory: it stays.
-    grant_tables = ["tenancy_delegation", "tenancy_historicaldelegation"]
+    # The operator's grant to act for the person, and the sealed decisions naming whom each
+    # reviewer decided for, are about the person, not the memory: they stay.
+    grant_tables = [
+        "reviews_historicalreviewdecision",
+        "reviews_reviewdecision",
+        "tenancy_delegation",
+        "tenancy_historicaldelegation",
+    ]
     assert {secret: sorted(tables_holding(secret)) for secret in secrets} == {
         marker: [],
         subject_id: grant_tables,

@@ -20,7 +20,13 @@ from tests.factories import apply_released, approve, create_payload, make_eviden
 from tests.maintenance.test_compaction import capacity  # noqa: F401
 from tests.registrations.test_publish import _requested
 
-GRANT_TABLES = {"tenancy_delegation": ["subject_id"], "tenancy_historicaldelegation": ["subject_id"]}
+# About the person, not the memory: the grant to act for them and whom each sealed decision was for.
+GRANT_TABLES = {
+    "reviews_historicalreviewdecision": ["represented_owner"],
+    "reviews_reviewdecision": ["represented_owner"],
+    "tenancy_delegation": ["subject_id"],
+    "tenancy_historicaldelegation": ["subject_id"],
+}
 
 
 @pytest.fixture

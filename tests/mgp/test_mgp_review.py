@@ -37,7 +37,7 @@ def test_a_reviewed_write_is_a_task_until_a_pm_approves_over_rest(runtime):
     decision = {
         "decision": "approve",
         "reason": "IC table checked",
-        "represented_owner": "quant-desk",
+        "represented_owner": "",
         "action_digest": proposal.action_digest,
     }
     assert pm.post(f"/api/v1/proposals/{proposal.pk}/decisions/", decision, format="json").status_code == 201

@@ -115,7 +115,7 @@ def test_a_review_pending_write_completes_when_a_pm_approves_over_rest(sdk, ctx,
     decision = {
         "decision": "approve",
         "reason": "checked the IC table",
-        "represented_owner": "quant-desk",
+        "represented_owner": "",
         "action_digest": proposal.action_digest,
     }
     assert pm.post(f"/api/v1/proposals/{proposal.pk}/decisions/", decision, format="json").status_code == 201

@@ -26,7 +26,7 @@ def _race(proposal, decisions: list[tuple]) -> list:
                 proposal_id=proposal.pk,
                 decision=decision,
                 reason="race",
-                represented_owner="desk",
+                represented_owner="",
                 action_digest=proposal.action_digest,
                 channel="api",
             )
@@ -91,7 +91,7 @@ def test_two_pms_deciding_the_same_rivals_together_at_once_never_deadlock_nor_mi
                     TogetherItem(theirs.pk, theirs.action_digest, "reject"),
                 ],
                 reason="race",
-                represented_owner="desk",
+                represented_owner="",
             )
             results[index] = "ok"
         except DomainError as error:

@@ -50,18 +50,34 @@ def test_waiting_by_age_counts_only_what_needs_this_person(client, agent, pm, ot
     assert 'aria-labelledby="age-h age-desc"' in html and "proposals waiting (count)" in html
 
 
-def test_decided_per_day_and_by_rule_have_counts_axis_labels_and_tables(client, agent, pm, pm2):
-    proposals = _pending(agent, 3, 2, "k")
+def test_decided_per_day_and_by_rule_count_only_this_persons_decisions(client, agent, pm, pm2):
+    proposals = _pending(agent, 4, 2, "k")
     approve(pm, proposals[0])
-    approve(pm2, proposals[1])
+    approve(pm, proposals[1])
+    approve(pm2, proposals[2])  # someone else's decision is not on pm's dashboard
     client.force_login(pm)
     html = client.get("/review/dashboard/").content.decode()
     today = _table(html, "outcomes-table")[-1]
     assert today[1:] == ["2", "0", "0"]
+    assert re.search(r'id="decided-7">2<', html)
     assert ">decisions</text>" in html and "day (UTC)" in html  # both axes say what they count
     assert '<text x="38" y="24" text-anchor="end" class="tick">2</text>' in html  # the top gridline
     rule = proposals[0].matched_rule
     assert [rule, "1", "2"] in _table(html, "rule-table")
+
+
+def _ticks(html: str) -> list[int]:
+    return [int(value) for value in re.findall(r'class="tick">(\d+)</text>', html)]
+
+
+def test_gridlines_are_whole_counts_in_even_steps(client, agent, pm):
+    for proposal in _pending(agent, 3, 2, "t"):
+        approve(pm, proposal)
+    client.force_login(pm)
+    assert _ticks(client.get("/review/dashboard/").content.decode()) == [0, 1, 2, 3]
+    for proposal in _pending(agent, 6, 2, "u"):
+        approve(pm, proposal)
+    assert _ticks(client.get("/review/dashboard/").content.decode()) == [0, 5, 10]
 
 
 def test_another_tenants_work_never_reaches_the_dashboard(client, pm, other_agent, outsider):
@@ -70,7 +86,7 @@ def test_another_tenants_work_never_reaches_the_dashboard(client, pm, other_agen
     client.force_login(pm)
     html = client.get("/review/dashboard/").content.decode()
     assert all(row[1] == "0" for row in _table(html, "age-table"))
-    assert "Nothing waiting and nothing decided" in html
+    assert "Nothing waiting for you and nothing decided by you" in html
     assert all(row[1:] == ["0", "0", "0"] for row in _table(html, "outcomes-table"))
 
 

@@ -47,7 +47,7 @@ def _rendered_form(html: str) -> dict:
         "others": re.findall(r'name="others" value="([^"]+)"', form),
         "others_decision": "reject",
         "reason": "the neutralised run supersedes the others",
-        "represented_owner": "org:quant-desk",
+        "represented_owner": "",
     }
 
 
@@ -86,7 +86,7 @@ def test_a_rival_changed_since_the_page_refuses_all_and_names_it(client, agent, 
         proposal_id=changed.pk,
         decision="request_changes",
         reason="cite the run",
-        represented_owner="desk",
+        represented_owner="",
         action_digest=changed.action_digest,
         channel="ui",
     )

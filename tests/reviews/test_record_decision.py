@@ -12,7 +12,7 @@ from proposals.models import OutboxEntry, Proposal
 from proposals.services import amend_proposal, expire_overdue_reviews
 from reviews import errors
 from reviews.models import ReviewDecision
-from reviews.selectors import approving_decisions, decision_history
+from reviews.selectors import approving_decisions, decision_history, proposal_owners
 from reviews.services import bulk_approve, record_decision
 from tests.factories import (
     apply_released,
@@ -32,7 +32,7 @@ def decide(user, proposal, decision="approve", reason="checked the IC table", di
         proposal_id=proposal.pk,
         decision=decision,
         reason=reason,
-        represented_owner=extra.pop("represented_owner", "quant-desk"),
+        represented_owner=extra.pop("represented_owner", ""),
         action_digest=digest or proposal.action_digest,
         channel="api",
         **extra,
@@ -50,7 +50,7 @@ def test_approval_releases_to_the_outbox_in_the_same_transaction(pm, factor_prop
     assert OutboxEntry.objects.filter(proposal=factor_proposal).count() == 1
     assert (decision.actor, decision.represented_owner, decision.action_digest) == (
         pm,
-        "quant-desk",
+        next(iter(proposal_owners(factor_proposal))),
         factor_proposal.action_digest,
     )
 
@@ -169,7 +169,7 @@ def test_bulk_approve_records_one_decision_per_proposal_with_its_own_digest(agen
         (low[3].pk, "0" * 64),
         (restricted.pk, restricted.action_digest),
     ]
-    results = bulk_approve(actor=pm, items=items, reason="routine preferences", represented_owner="desk")
+    results = bulk_approve(actor=pm, items=items, reason="routine preferences", represented_owner="")
     assert [type(r.error).__name__ if r.error else "ok" for r in results] == [
         "ok",
         "ok",

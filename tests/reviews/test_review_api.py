@@ -5,6 +5,7 @@ from rest_framework.test import APIClient
 
 from proposals.models import Proposal
 from reviews.models import ReviewDecision
+from reviews.selectors import proposal_owners
 from tenancy.services import issue_user_token
 from tests.factories import (
     apply_released,
@@ -27,7 +28,7 @@ def _decide(client, proposal, **body):
     payload = {
         "decision": "approve",
         "reason": "IC table checked",
-        "represented_owner": "quant-desk",
+        "represented_owner": "",
         "action_digest": proposal.action_digest,
         **body,
     }
@@ -67,9 +68,25 @@ def test_decision_endpoint_records_and_releases(pm, factor_proposal):
     response = _decide(person_client(pm), factor_proposal)
     assert response.status_code == 201
     assert response.json()["actor"] == "pm-1"
-    assert response.json()["represented_owner"] == "quant-desk"
+    assert response.json()["represented_owner"] == next(
+        iter(proposal_owners(factor_proposal))
+    )  # blank: its owner
     factor_proposal.refresh_from_db()
     assert factor_proposal.status == Proposal.Status.RELEASED
+
+
+def test_a_decision_is_for_the_owner_the_proposal_names_or_for_yourself(pm, factor_proposal):
+    response = _decide(person_client(pm), factor_proposal, represented_owner="pm-1")
+    assert (response.status_code, response.json()["represented_owner"]) == (201, "pm-1")
+
+
+def test_a_decision_for_an_owner_the_proposal_does_not_name_records_nothing(pm, factor_proposal):
+    response = _decide(person_client(pm), factor_proposal, represented_owner="org:someone-else")
+    assert response.status_code == 403
+    assert response.json()["code"] == "owner_not_representable"
+    assert not ReviewDecision.objects.filter(proposal=factor_proposal).exists()
+    factor_proposal.refresh_from_db()
+    assert factor_proposal.status == Proposal.Status.PENDING_REVIEW
 
 
 @pytest.mark.parametrize(
@@ -132,7 +149,7 @@ def test_an_amendment_after_changes_requested_goes_back_to_the_reviewer(agent, a
         {
             "decision": "request_changes",
             "reason": "which universe?",
-            "represented_owner": "quant-desk",
+            "represented_owner": "",
             "action_digest": factor_proposal.action_digest,
         },
         format="json",

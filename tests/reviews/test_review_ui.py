@@ -1,11 +1,14 @@
 """The review UI over the Django test client: permissions, filters, paging, htmx decisions."""
 
+import re
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from proposals.models import Proposal
 from reviews.models import ReviewDecision
+from reviews.selectors import proposal_owners
 from tests.factories import create_payload, factor_fact, make_evidence, submit, user_preference
 
 
@@ -104,7 +107,7 @@ def test_htmx_decision_updates_the_panel(client, pm, factor_proposal):
         {
             "decision": "approve",
             "reason": "IC checked",
-            "represented_owner": "org:quant-desk",
+            "represented_owner": "",
             "action_digest": factor_proposal.action_digest,
         },
         HTTP_HX_REQUEST="true",
@@ -157,7 +160,7 @@ def test_bulk_approve_from_the_queue(client, agent, pm):
         {
             "items": [f"{p.pk}:{p.action_digest}" for p in low],
             "reason": "routine",
-            "represented_owner": "desk",
+            "represented_owner": "",
         },
         follow=True,
     )
@@ -268,3 +271,69 @@ def test_an_applied_update_shows_the_diff_as_decided_and_the_new_history(client,
     receipt = Receipt.objects.get(proposal=update)
     assert f"Receipt #{receipt.seq}" in panel
     assert 'id="memory-history" hx-swap-oob="true"' in panel and "revision 2" in panel
+
+
+def _options(html: str, name: str) -> list[tuple[str, str]]:
+    select = html.split(f'name="{name}"', 1)[1].split("</select>", 1)[0]
+    return re.findall(r'<option value="([^"]*)"[^>]*>([^<]*)</option>', select)
+
+
+def test_deciding_for_offers_the_owner_the_proposal_names_or_yourself(client, pm, factor_proposal):
+    client.force_login(pm)
+    html = client.get(f"/review/proposals/{factor_proposal.pk}/").content.decode()
+    assert list(proposal_owners(factor_proposal)) == ["user:pm-alice", "org:quant-desk"]
+    assert _options(html, "represented_owner") == [
+        ("user:pm-alice", "user:pm-alice (the agent acts for)"),
+        ("org:quant-desk", "org:quant-desk (the memory is about)"),
+        ("pm-1", "yourself (pm-1)"),
+    ]
+    assert '<option value="user:pm-alice" selected>' in html  # the subject it acts for, by default
+
+
+def test_a_forged_deciding_for_records_nothing(client, pm, factor_proposal):
+    client.force_login(pm)
+    response = client.post(
+        f"/review/proposals/{factor_proposal.pk}/decide/",
+        {
+            "decision": "approve",
+            "reason": "IC checked",
+            "represented_owner": "org:someone-else",
+            "action_digest": factor_proposal.action_digest,
+        },
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200
+    assert "choose whom you decide for" in response.content.decode()
+    assert not ReviewDecision.objects.exists()
+    factor_proposal.refresh_from_db()
+    assert factor_proposal.status == Proposal.Status.PENDING_REVIEW
+
+
+def test_a_forged_deciding_for_in_bulk_records_nothing(client, agent, pm):
+    low = submit(
+        agent.agent,
+        create_payload(user_preference(), [make_evidence(agent.agent)], {"risk_level": "low"}),
+    )
+    client.force_login(pm)
+    response = client.post(
+        "/review/bulk-approve/",
+        {"items": [f"{low.pk}:{low.action_digest}"], "reason": "routine", "represented_owner": "org:x"},
+        follow=True,
+    )
+    assert "Select proposals and give one reason" in response.content.decode()
+    assert not ReviewDecision.objects.exists()
+
+
+def test_a_create_reads_as_a_new_memory_with_no_current_column(client, pm, factor_proposal):
+    client.force_login(pm)
+    html = client.get(f"/review/proposals/{factor_proposal.pk}/").content.decode()
+    table = html.split('id="diff"', 1)[1].split("</table>", 1)[0]
+    assert "A new memory: nothing exists yet" in table
+    assert ">Current<" not in table and ">New value<" in table
+
+
+def test_times_read_as_a_person_says_them(client, pm, factor_proposal):
+    client.force_login(pm)
+    html = client.get("/review/").content.decode()
+    assert re.search(r'<time datetime="[^"]+" title="\d{4}-\d\d-\d\d \d\d:\d\d UTC">just now</time>', html)
+    assert " ago</time>" not in html.replace("just now", "")  # no "0 minutes ago"
