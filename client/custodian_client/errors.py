@@ -185,6 +185,12 @@ class SelfApprovalForbidden(PermissionDenied):
     code = "self_approval"
 
 
+class OwnerNotRepresentable(PermissionDenied):
+    """A decision is for an owner the proposal names, or for the reviewer alone."""
+
+    code = "owner_not_representable"
+
+
 class PublishNotPermitted(PermissionDenied):
     """Publishing a registration needs ``publish_registration`` in the tenant."""
 
@@ -330,6 +336,7 @@ CODE_CLASSES: dict[str, type[CustodianError]] = {
     "not_submitter": NotSubmitter,
     "reserved_identity": ReservedIdentity,
     "self_approval": SelfApprovalForbidden,
+    "owner_not_representable": OwnerNotRepresentable,
     "publish_not_permitted": PublishNotPermitted,
     "recall_not_found": RecallNotFound,
     "item_not_served": ItemNotServed,

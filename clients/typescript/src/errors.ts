@@ -162,6 +162,10 @@ export class ReservedIdentity extends PermissionDenied {
 export class SelfApprovalForbidden extends PermissionDenied {
   static override readonly code: string = "self_approval";
 }
+/** A decision is for an owner the proposal names, or for the reviewer alone. */
+export class OwnerNotRepresentable extends PermissionDenied {
+  static override readonly code: string = "owner_not_representable";
+}
 /** Publishing a registration needs `publish_registration` in the tenant. */
 export class PublishNotPermitted extends PermissionDenied {
   static override readonly code: string = "publish_not_permitted";
@@ -280,6 +284,7 @@ const CODED_CLASSES: readonly ErrorClass[] = [
   NotSubmitter,
   ReservedIdentity,
   SelfApprovalForbidden,
+  OwnerNotRepresentable,
   PublishNotPermitted,
   RecallNotFound,
   ItemNotServed,
