@@ -268,3 +268,13 @@ def test_an_applied_update_shows_the_diff_as_decided_and_the_new_history(client,
     receipt = Receipt.objects.get(proposal=update)
     assert f"Receipt #{receipt.seq}" in panel
     assert 'id="memory-history" hx-swap-oob="true"' in panel and "revision 2" in panel
+
+
+def test_the_empty_queue_draws_its_glyph_inline(client, pm):
+    """An inline SVG, not an emoji a machine without an emoji font draws as an empty box."""
+    client.force_login(pm)
+    html = client.get("/review/").content.decode()
+    empty = html.split('class="empty">')[1].split("</td>")[0]
+    assert '<svg class="empty-glyph"' in empty and 'aria-hidden="true"' in empty
+    assert "Nothing waiting for you." in empty
+    assert all(ord(character) < 0x2000 for character in empty)
