@@ -147,7 +147,7 @@ class ReceiptAdmin(TenantReadOnlyAdmin):
         """Tell the receipt's whole story on one page; a receipt the viewer cannot see answers as missing."""
         receipt = self.get_object(request, unquote(object_id))
         if receipt is not None and self.has_view_permission(request, receipt):
-            extra_context = {**(extra_context or {}), "story": receipt_story(receipt)}
+            extra_context = {**(extra_context or {}), "story": receipt_story(receipt, viewer=request.user)}
         return super().change_view(request, object_id, form_url, extra_context)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Receipt]:
