@@ -5,9 +5,9 @@ from django.urls import reverse
 
 from executor.models import Receipt
 from provenance.services import invalidate_evidence_revision
+from reviews.selectors import AUDIT
 from tests.admin.conftest import ORG_FACT
 from tests.admin.test_read_policy import _update
-from reviews.selectors import AUDIT
 from tests.factories import make_evidence, make_person
 
 
