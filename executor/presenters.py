@@ -80,7 +80,7 @@ def attach_page(receipts: Iterable[Receipt]) -> list[Receipt]:
 class ReceiptLink:
     """How the review UI names a receipt; ``url``, its audit page, only for who may open it."""
 
-    text: str  # "Receipt #12 · applied"
+    text: str  # "Receipt #<seq> · applied"
     url: str = ""
 
 
