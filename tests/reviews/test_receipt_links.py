@@ -1,4 +1,4 @@
-"""The review UI names receipts ("Receipt #<seq> · applied"), linked to their audit page for who may open it."""
+"""The review UI names receipts ("Receipt #<seq> · applied"), linked to their audit page where it opens."""
 
 import pytest
 from django.contrib.auth.models import Group
