@@ -74,9 +74,11 @@ class ReceiptAdmin(TenantReadOnlyAdmin):
     # receipts; the created_at filter above needs no query.
     show_full_result_count = False
     paginator = CappedCountPaginator
-    # Newest first, as audit consoles list events, along receipt_recent_idx (one tenant) or
-    # receipt_global_recent_idx (all of a superuser's): never a sort of the whole table.
-    ordering = ["-created_at", "-id"]
+    # Chain order, newest first: the head an auditor checks comes first, and a batch's receipts
+    # (one created_at for all) keep their sequence. Along receipt_unique_seq (tenant, seq),
+    # read backwards: never a sort of the whole table. ``tenant_id``, not ``tenant``: the
+    # relation would order by the tenant's name, a join and a sort.
+    ordering = ["-tenant_id", "-seq"]
     # The change page tells the story (templates/admin/executor/receipt/change_form.html, from
     # executor.story); the form behind it needs no columns.
     fields = ["seq"]
@@ -145,7 +147,7 @@ class ReceiptAdmin(TenantReadOnlyAdmin):
         """Tell the receipt's whole story on one page; a receipt the viewer cannot see answers as missing."""
         receipt = self.get_object(request, unquote(object_id))
         if receipt is not None and self.has_view_permission(request, receipt):
-            extra_context = {**(extra_context or {}), "story": receipt_story(receipt)}
+            extra_context = {**(extra_context or {}), "story": receipt_story(receipt, viewer=request.user)}
         return super().change_view(request, object_id, form_url, extra_context)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Receipt]:

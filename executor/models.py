@@ -103,8 +103,9 @@ class Receipt(AppendOnlyModel):
                 condition=models.Q(effects__has_key="compaction", outcome="applied"),
                 name="receipt_compaction_idx",
             ),
+            # The admin's receipt list narrowed by date (its "when" filter), in one tenant or across
+            # the tenants a viewer sees; the list itself walks receipt_unique_seq in chain order.
             models.Index(fields=["tenant", "-created_at", "-id"], name="receipt_recent_idx"),
-            # The admin's receipt list across the tenants a viewer sees, newest first.
             models.Index(fields=["-created_at", "-id"], name="receipt_global_recent_idx"),
         ]
 

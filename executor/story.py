@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Q
+from django.urls import reverse
 
 from evidence.models import EvidenceRevision
 from executor.models import ChainVerification, Receipt
@@ -19,6 +20,26 @@ from memory_core.selectors import memory_at_revision
 from proposals.models import Proposal
 from reviews.models import ReviewDecision
 from reviews.presenters import DiffRow, diff_rows
+from tenancy.selectors import admin_tenants
+
+
+@dataclass(frozen=True)
+class EvidenceCited:
+    """One evidence revision a receipt cites, as it stands today, linked where the viewer may follow."""
+
+    evidence_id: str
+    revision: int
+    now: EvidenceRevision | None  # None once the revision is gone (its tenant purged it)
+    source_url: str = ""  # the source's admin page, when it opens for the viewer
+    revision_url: str = ""  # the revision's admin page, likewise
+
+    @property
+    def kind(self) -> str:
+        return self.now.source.get_kind_display().lower() if self.now else ""
+
+    @property
+    def ref(self) -> str:
+        return self.now.source.external_ref if self.now else ""
 
 
 @dataclass
@@ -29,14 +50,15 @@ class ReceiptStory:
     diff: list[DiffRow]
     content_withheld: bool
     decisions: list[ReviewDecision]
-    evidence: list[dict[str, Any]]
+    evidence: list[EvidenceCited]
+    revisions: str  # "created at revision 1", "revision 1 → 2"
     fenced: bool
     neighbours: dict[str, Any] = field(default_factory=dict)
     verification: ChainVerification | None = None
 
 
-def receipt_story(receipt: Receipt) -> ReceiptStory:
-    """Gather everything the receipt page shows, each part in one query."""
+def receipt_story(receipt: Receipt, *, viewer: Any) -> ReceiptStory:
+    """Gather everything the receipt page shows ``viewer``, each part in one query."""
     proposal = receipt.proposal
     now = current_memory(receipt.memory_id)
     before = memory_at_revision(memory=now, revision=receipt.before_revision or 0)
@@ -54,7 +76,8 @@ def receipt_story(receipt: Receipt) -> ReceiptStory:
             .select_related("actor")
             .order_by("created_at")
         ),
-        evidence=_evidence_now(receipt),
+        evidence=_evidence_now(receipt, viewer),
+        revisions=revision_change(receipt),
         fenced=now.is_fenced if now is not None else False,
         neighbours={
             "previous" if row["seq"] < receipt.seq else "next": row["pk"]
@@ -95,15 +118,42 @@ def _as_read(memory: Memory, rule: ReadRule) -> Memory:
     return copy
 
 
-def _evidence_now(receipt: Receipt) -> list[dict[str, Any]]:
-    """Each evidence revision the receipt cites, with its status today."""
+def revision_change(receipt: Receipt) -> str:
+    """Say which revisions the receipt moved between: a create has no revision before."""
+    before, after = receipt.before_revision, receipt.after_revision
+    if before is None and after is None:
+        return "no revision written"
+    if before is None:
+        return f"created at revision {after}"
+    return f"revision {before} → {after if after is not None else 'none'}"
+
+
+def _evidence_now(receipt: Receipt, viewer: Any) -> list[EvidenceCited]:
+    """Each evidence revision the receipt cites, with its kind, reference and status today."""
     wanted = Q(pk__in=[])
     for item in receipt.evidence:
         wanted |= Q(source_id=item["evidence_id"], revision=item["revision"])
     found = {
         (str(row.source_id), row.revision): row
-        for row in EvidenceRevision.objects.filter(wanted, tenant_id=receipt.tenant_id)
+        for row in EvidenceRevision.objects.filter(wanted, tenant_id=receipt.tenant_id).select_related(
+            "source"
+        )
     }
-    return [
-        {**item, "now": found.get((str(item["evidence_id"]), item["revision"]))} for item in receipt.evidence
-    ]
+    opens = (
+        {
+            perm: admin_tenants(viewer, perm).filter(pk=receipt.tenant_id).exists()
+            for perm in ("evidence.view_evidencesource", "evidence.view_evidencerevision")
+        }
+        if found
+        else {}
+    )
+    cited = []
+    for item in receipt.evidence:
+        now = found.get((str(item["evidence_id"]), item["revision"]))
+        links = {}
+        if now is not None and opens["evidence.view_evidencesource"]:
+            links["source_url"] = reverse("admin:evidence_evidencesource_change", args=[now.source_id])
+        if now is not None and opens["evidence.view_evidencerevision"]:
+            links["revision_url"] = reverse("admin:evidence_evidencerevision_change", args=[now.pk])
+        cited.append(EvidenceCited(str(item["evidence_id"]), item["revision"], now, **links))
+    return cited

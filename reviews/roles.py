@@ -1,11 +1,21 @@
-"""The role groups (reviewers, auditors, agents-admin) and their model permissions.
+"""The roles a person holds: the role groups and their model permissions, and where each role lands.
 
 Workspace access (deciding or auditing one tenant) is an object permission
 granted per tenant with ``grant_reviewer``; these groups only carry what the
 admin needs to show each role its pages. A data migration creates them, and
 a post_migrate hook recreates them after a flush (as Django does for
-permissions).
+permissions). :func:`roles_of` reads what a person's grants add up to, and
+:func:`landing` is the one place that says where they start.
 """
+
+from dataclasses import dataclass
+
+from django.urls import reverse
+
+from tenancy.selectors import admin_tenants, audited_tenants, decidable_tenants
+
+RECEIPTS_PERM = "executor.view_receipt"
+CHAIN_PERM = "executor.view_receiptchain"
 
 ROLE_GROUPS = {
     "reviewers": [
@@ -78,3 +88,37 @@ def recreate_role_groups(sender, **kwargs) -> None:
         match |= Q(content_type__app_label=label, codename=codename)
     if Permission.objects.filter(match).count() == len(needed):
         ensure_role_groups(Group, Permission)
+
+
+@dataclass(frozen=True)
+class Roles:
+    """What a person's grants add up to, for the top bar and the landing page."""
+
+    decides: bool  # decide_proposal in some tenant: the review queue is theirs
+    audits: bool  # audit_tenant in some tenant, with the admin's receipt list open to them
+    receipts: bool  # the admin's receipt list opens for them, in some tenant
+    chain: bool  # the admin's chain panel opens for them, in some tenant
+
+
+def roles_of(user) -> Roles:
+    """Return the roles ``user`` holds, from their tenant grants and model permissions."""
+    receipts = admin_tenants(user, RECEIPTS_PERM).exists()
+    return Roles(
+        decides=decidable_tenants(user).exists(),
+        audits=receipts and audited_tenants(user).exists(),
+        receipts=receipts,
+        chain=admin_tenants(user, CHAIN_PERM).exists(),
+    )
+
+
+def landing(user) -> str:
+    """Return where ``/review/`` (and so signing in) takes ``user``.
+
+    The queue for whoever decides somewhere, even if they audit too; the
+    admin's receipt list for whoever only audits, since no proposal will
+    ever wait for them. Anyone else gets the queue, which says nothing waits.
+    """
+    roles = roles_of(user)
+    if roles.audits and not roles.decides:
+        return reverse("admin:executor_receipt_changelist")
+    return reverse("reviews:queue")

@@ -33,6 +33,7 @@ from reviews.presenters import (
     diff_rows,
     plain_language,
 )
+from reviews.roles import landing
 from reviews.selectors import (
     QUEUE_ORDERS,
     approving_decisions,
@@ -57,6 +58,10 @@ QUEUE_COUNT_CAP = 1000
 
 @login_required
 def queue(request):
+    """The person's review queue; someone who only audits is sent where they start (``reviews.roles``)."""
+    start = landing(request.user)
+    if start != request.path:
+        return redirect(start)
     form = QueueFilterForm(request.GET or None)
     filters = form.queue_filters()
     proposals = review_queue(user=request.user, **filters)

@@ -34,6 +34,24 @@ def viewable_tenants(user) -> QuerySet[Tenant]:
     return get_objects_for_user(user, [DECIDE, AUDIT], klass=Tenant, any_perm=True, accept_global_perms=False)
 
 
+def audited_tenants(user) -> QuerySet[Tenant]:
+    """Return the tenants ``user`` audits (views, never decides, unless also granted ``decide_proposal``)."""
+    return get_objects_for_user(user, AUDIT, klass=Tenant, accept_global_perms=False)
+
+
+def admin_tenants(user, perm: str) -> QuerySet[Tenant]:
+    """Return the tenants whose rows the admin shows ``user`` on the pages of a model viewed with ``perm``.
+
+    The admin's own rule (``tenancy.admin``): an active staff member holding
+    the model permission (e.g. ``executor.view_receipt``) sees the tenants
+    they may view; anyone else none. Links into the admin ask here, so a link
+    is drawn only where its page opens.
+    """
+    if not (user.is_active and user.is_staff and user.has_perm(perm)):
+        return Tenant.objects.none()
+    return viewable_tenants(user)
+
+
 def publishing_tenants(user) -> QuerySet[Tenant]:
     """Return the tenants whose registration ``user`` may ask to publish, or approve publishing."""
     return get_objects_for_user(user, PUBLISH, klass=Tenant, accept_global_perms=False)

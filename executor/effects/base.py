@@ -108,6 +108,9 @@ class Effect:
         """Undo what releasing this proposal held, when the executor refuses to apply it."""
 
 
+CHANGE_REASON_PREFIX = "receipt:"
+
+
 def change_reason(receipt_id: uuid.UUID) -> str:
     """Why a memory revision exists: the receipt that wrote it."""
-    return f"receipt:{receipt_id}"
+    return f"{CHANGE_REASON_PREFIX}{receipt_id}"

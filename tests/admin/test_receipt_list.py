@@ -1,10 +1,16 @@
 """The receipt list reads as sentences, through the read policy, at a constant number of queries."""
 
+import re
+
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from executor.models import Receipt
+from executor.services import apply_entries
+from proposals.models import OutboxEntry
 from tests.admin.conftest import ORG_FACT
+from tests.factories import create_payload, make_evidence, submit, user_preference
 
 LIST = "admin:executor_receipt_changelist"
 
@@ -63,3 +69,24 @@ def test_the_newest_receipt_comes_first(auditor_client, remember, marker):
     remember(f"newer {marker}", dedupe_key="newer", **ORG_FACT)
     page = _row_text(auditor_client)
     assert page.index(f"newer {marker}") < page.index(f"older {marker}")
+
+
+def test_receipts_written_together_are_listed_in_chain_order(auditor_client, agent, marker):
+    """One batch stamps its receipts with one created_at: only ``seq`` orders them."""
+    evidence = [make_evidence(agent.agent)]
+    proposals = [
+        submit(
+            agent.agent,
+            create_payload(
+                user_preference(content={"statement": f"{marker} {n}", "preference_key": f"k{n}"}), evidence
+            ),
+        )
+        for n in range(6)
+    ]
+    entries = OutboxEntry.objects.filter(proposal__in=proposals).values_list("id", flat=True)
+    apply_entries(entry_ids=list(entries), worker={"host": "test", "pid": 1, "task_id": "batch"})
+    receipts = Receipt.objects.filter(tenant=agent.tenant)
+    assert receipts.values("created_at").distinct().count() == 1
+    page = _row_text(auditor_client)
+    seqs = [int(seq) for seq in re.findall(r'<span class="quiet">#(\d+)</span>', page)]
+    assert seqs == sorted(receipts.values_list("seq", flat=True), reverse=True)

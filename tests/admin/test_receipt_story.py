@@ -1,12 +1,14 @@
 """A receipt's page tells its story: action, diff (read policy), verdict, decisions, evidence, chain."""
 
+from django.contrib.auth.models import Group, Permission
 from django.urls import reverse
 
 from executor.models import Receipt
 from provenance.services import invalidate_evidence_revision
+from reviews.selectors import AUDIT
 from tests.admin.conftest import ORG_FACT
 from tests.admin.test_read_policy import _update
-from tests.factories import make_evidence
+from tests.factories import make_evidence, make_person
 
 
 def _page(client, receipt) -> str:
@@ -70,3 +72,52 @@ def test_hashes_link_to_the_neighbouring_receipts(auditor_client, remember, mark
     assert middle.hash in page and middle.prev_hash in page
     for seq in (1, 3):
         assert reverse("admin:executor_receipt_change", args=[Receipt.objects.get(seq=seq).pk]) in page
+
+
+def test_a_create_reads_created_at_revision_1(auditor_client, remember, marker):
+    remember(f"{marker}", **ORG_FACT)
+    page = _page(auditor_client, _latest())
+    assert "What changed (created at revision 1)" in page
+    assert "none → 1" not in page
+
+
+def test_evidence_shows_its_kind_reference_and_revision_linked_to_their_pages(
+    auditor_client, agent, remember, marker
+):
+    evidence = make_evidence(agent.agent)
+    remember(f"{marker}", evidence=evidence)
+    page = _page(auditor_client, _latest())
+    source = reverse("admin:evidence_evidencesource_change", args=[evidence.source_id])
+    revision = reverse("admin:evidence_evidencerevision_change", args=[evidence.pk])
+    assert "<td>backtest run</td>" in page
+    assert f'<a href="{source}">{evidence.source.external_ref}</a>' in page
+    assert f'<a href="{revision}">revision 1</a>' in page
+    assert auditor_client.get(source).status_code == 200 and auditor_client.get(revision).status_code == 200
+
+
+def test_evidence_is_plain_text_for_an_auditor_the_evidence_pages_refuse(client, agent, remember, marker):
+    evidence = make_evidence(agent.agent)
+    remember(f"{marker}", evidence=evidence)
+    person = make_person("receipts-only", agent.tenant, AUDIT)
+    person.is_staff = True
+    person.save(update_fields=["is_staff"])
+    person.user_permissions.set(Permission.objects.filter(codename="view_receipt"))
+    client.force_login(person)
+    page = _page(client, _latest())
+    assert f"<td>{evidence.source.external_ref}</td>" in page
+    assert "revision 1</td>" in page
+    assert reverse("admin:evidence_evidencesource_change", args=[evidence.source_id]) not in page
+
+
+def test_another_tenants_auditor_gets_nothing_of_the_receipt(client, agent, other_agent, remember, marker):
+    evidence = make_evidence(agent.agent)
+    remember(f"{marker}", evidence=evidence)
+    foreign = make_person("foreign-auditor", other_agent.tenant, AUDIT)
+    foreign.is_staff = True
+    foreign.save(update_fields=["is_staff"])
+    foreign.groups.add(Group.objects.get(name="auditors"))
+    client.force_login(foreign)
+    response = client.get(reverse("admin:executor_receipt_change", args=[_latest().pk]), follow=True)
+    page = response.content.decode()
+    assert marker not in page and evidence.source.external_ref not in page
+    assert "created at revision" not in page

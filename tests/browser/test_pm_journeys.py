@@ -79,7 +79,7 @@ def test_two_pms_approve_in_turn_and_the_second_sees_the_receipt(
         bob.get_by_label("Approve").check()
         bob.get_by_label("Reason (required)").fill("Second pair of eyes: agreed")
         bob.get_by_role("button", name="Record decision").click()
-        expect(bob.locator("#receipt")).to_contain_text("Applied", timeout=30_000)
+        expect(bob.locator("#receipt")).to_contain_text("· applied", timeout=30_000)
         expect(bob.locator("#proposal-status")).to_have_text("Applied")
         bob.screenshot(path=artifacts / "pm-two-approvers-applied.png", full_page=True)
 

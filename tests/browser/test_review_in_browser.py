@@ -68,7 +68,7 @@ def test_pm_filters_opens_approves_and_sees_the_receipt(
         page.get_by_label("Reason (required)").fill("IC table checked against the neutralised run")
         page.get_by_role("button", name="Record decision").click()
         expect(page.locator("#decisions")).to_contain_text("IC table checked")
-        expect(page.locator("#receipt")).to_contain_text("Applied", timeout=30_000)
+        expect(page.locator("#receipt")).to_contain_text("· applied", timeout=30_000)
         expect(page.locator("#proposal-status")).to_have_text("Applied")
         page.screenshot(path=artifacts / "review-applied.png", full_page=True)
 

@@ -337,3 +337,13 @@ def test_times_read_as_a_person_says_them(client, pm, factor_proposal):
     html = client.get("/review/").content.decode()
     assert re.search(r'<time datetime="[^"]+" title="\d{4}-\d\d-\d\d \d\d:\d\d UTC">just now</time>', html)
     assert " ago</time>" not in html.replace("just now", "")  # no "0 minutes ago"
+
+
+def test_the_empty_queue_draws_its_glyph_inline(client, pm):
+    """An inline SVG, not an emoji a machine without an emoji font draws as an empty box."""
+    client.force_login(pm)
+    html = client.get("/review/").content.decode()
+    empty = html.split('class="empty">')[1].split("</td>")[0]
+    assert '<svg class="empty-glyph"' in empty and 'aria-hidden="true"' in empty
+    assert "Nothing waiting for you." in empty
+    assert all(ord(character) < 0x2000 for character in empty)
