@@ -80,7 +80,7 @@ def test_restricted_content_never_reaches_the_timeline(auditor_client, agent, re
     _update(agent, memory, {"content": {"statement": f"{marker} second"}})
     page = _timeline(auditor_client, memory.pk)
     assert marker not in page
-    assert "content withheld (metadata_only)" in page
+    assert 'Revision: <span title="metadata_only">details withheld, metadata only</span>' in page
 
 
 def test_a_revision_resting_on_invalidated_evidence_shows_a_fence(auditor_client, agent, remember, marker):
