@@ -51,7 +51,7 @@ class ProposalAdmin(ReadInFullSearchMixin, TenantReadOnlyHistoryAdmin):
         "subject",
         "kind",
         "action_done",
-        "status",
+        "status_now",
         "statement",
         "classification",
         "submitted_by",
@@ -107,6 +107,10 @@ class ProposalAdmin(ReadInFullSearchMixin, TenantReadOnlyHistoryAdmin):
     @admin.display(description="action", ordering="action")
     def action_done(self, proposal: Proposal) -> str:
         return proposal.get_action_display().lower()
+
+    @admin.display(description="status", ordering="status")
+    def status_now(self, proposal: Proposal) -> str:
+        return proposal.get_status_display().lower()
 
     @admin.display(description="statement")
     def statement(self, proposal: Proposal) -> SafeString | str:
