@@ -81,8 +81,42 @@ class ForgedSelectionMixin(ModelAdminMixin):
         return super().response_action(request, queryset)
 
 
-class ReadOnlyMixin:
-    """Never add, change or delete rows through the admin."""
+class ReadInFullSearchMixin(ModelAdminMixin):
+    """Search content only where the viewer reads it, so a search is never an oracle.
+
+    ``search_fields`` name metadata (shown in every view) and the aliases of
+    :meth:`content_search_aliases`, each holding a content column in the rows
+    the viewer reads in full and nothing in the others. Searching the words of
+    a withheld statement then matches no row rather than the row that holds it
+    (a search over every row would tell which one says what the page hides),
+    and a search mixing metadata and content words still works term by term.
+    """
+
+    def content_search_aliases(self, request: HttpRequest) -> dict[str, Any]:
+        return {}
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[Any], search_term: str
+    ) -> tuple[QuerySet[Any], bool]:
+        if search_term:
+            queryset = queryset.alias(**self.content_search_aliases(request))
+        return super().get_search_results(request, queryset, search_term)
+
+
+class ReadOnlyMixin(ModelAdminMixin):
+    """Never add, change or delete rows through the admin, nor offer bulk actions it does not name.
+
+    The site's own actions (delete selected, and any added later) never reach
+    a read-only list: only those the admin lists in ``actions``, each still
+    shown only to whoever holds its permission. With none, the list has no
+    action menu and no row checkboxes.
+    """
+
+    actions: Sequence[Any] = ()
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        named = {getattr(action, "__name__", action) for action in self.actions or ()}
+        return {name: found for name, found in super().get_actions(request).items() if name in named}
 
     def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False

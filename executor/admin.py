@@ -36,6 +36,7 @@ from executor.presenters import attach_page
 from executor.services import request_chain_verification, requeue_dead_entry
 from executor.story import receipt_story
 from executor.timeline import memory_timeline
+from memory_core.admin import withheld_note
 from memory_core.labels import choice_label
 from proposals.models import OutboxEntry
 from tenancy.admin import OPERATE, VIEW, TenantReadOnlyAdmin
@@ -109,7 +110,8 @@ class ReceiptAdmin(TenantReadOnlyAdmin):
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
-            "title": f"Memory {memory_id}",
+            "title": timeline.title,
+            "subtitle": f"Timeline of memory {memory_id}",
             "timeline": timeline,
         }
         return TemplateResponse(request, "admin/executor/receipt/timeline.html", context)
@@ -166,7 +168,7 @@ class ReceiptAdmin(TenantReadOnlyAdmin):
         summary = receipt.summary
         text: str
         if summary.withheld:
-            text = format_html('<em class="quiet">content withheld ({})</em>', summary.withheld)
+            text = withheld_note(summary.withheld)
         elif proposal.action == proposal.Action.PURGE:
             text = summary.text
         else:

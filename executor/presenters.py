@@ -11,13 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.urls import reverse
-from django.utils.text import Truncator
 
 from executor.effects.base import CHANGE_REASON_PREFIX
 from executor.models import Receipt
 from memory_core.models import Memory
-from memory_core.people import person_rule, proposed_memory, readable_content
 from proposals.models import Proposal
+from proposals.people import change_summary
 from reviews.models import ReviewDecision
 from reviews.roles import RECEIPTS_PERM
 from tenancy.selectors import admin_tenants
@@ -25,35 +24,10 @@ from tenancy.selectors import admin_tenants
 EXCERPT_CHARS = 90
 
 
-@dataclass(frozen=True)
-class Summary:
-    """A short human summary of a change; ``withheld`` names the read mode that hid the text."""
-
-    text: str
-    withheld: str = ""
-
-
-def change_summary(proposal: Proposal, current: Memory | None) -> Summary:
-    """Excerpt the statement the change asserted (or the memory's, for lifecycle actions)."""
-    if proposal.action == Proposal.Action.PURGE:
-        return Summary("memory purged")
-    proposed = proposed_memory(
-        fields=proposal.fields or {}, facts=proposal.policy_facts or {}, current=current
-    )
-    if not (proposal.fields or {}).get("content") and current is not None:
-        proposed.content = current.content
-    rule = person_rule(proposed, current)
-    shown = readable_content(proposed, rule)
-    statement = (shown.get("content") or {}).get("statement")
-    if not statement:
-        return Summary("", withheld=rule.mode if not shown else "")
-    return Summary(Truncator(str(statement)).chars(EXCERPT_CHARS))
-
-
 def attach_page(receipts: Iterable[Receipt]) -> list[Receipt]:
     """Give each receipt of a page its memory now and its decisions: two queries, whatever the page size.
 
-    Sets ``receipt.summary`` (:class:`Summary`) and ``receipt.decisions`` (oldest first).
+    Sets ``receipt.summary`` (``memory_core.people.Excerpt``) and ``receipt.decisions`` (oldest first).
     """
     receipts = list(receipts)
     memory_ids = {receipt.memory_id for receipt in receipts}
@@ -70,7 +44,7 @@ def attach_page(receipts: Iterable[Receipt]) -> list[Receipt]:
         else {}
     )
     for receipt in receipts:
-        receipt.summary = change_summary(receipt.proposal, memories.get(receipt.memory_id))
+        receipt.summary = change_summary(receipt.proposal, memories.get(receipt.memory_id), EXCERPT_CHARS)
         found = [decisions[str(d)] for d in receipt.decision_ids if str(d) in decisions]
         receipt.decisions = sorted(found, key=lambda decision: decision.created_at)
     return receipts

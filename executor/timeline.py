@@ -15,18 +15,22 @@ from django.db.models import Q, QuerySet
 
 from evidence.models import EvidenceRevision
 from executor.models import Receipt
-from executor.presenters import Summary, change_summary
+from executor.presenters import EXCERPT_CHARS
 from executor.revision_hashes import compaction_members
+from memory_core.labels import choice_label
 from memory_core.models import Memory, MemoryLineage
-from memory_core.people import current_memory, person_rule, readable_content
+from memory_core.people import Excerpt, current_memory, person_rule, statement_excerpt
 from proposals.models import Proposal
+from proposals.people import change_summary
 from reviews.models import ReviewDecision
+
+STATEMENT_CHARS = 160  # of the revision written, beside the action's shorter excerpt
 
 
 @dataclass
 class TimelineEntry:
     receipt: Receipt
-    summary: Summary
+    summary: Excerpt
     decisions: list[ReviewDecision]
     evidence: list[dict[str, Any]]
     statement: str = ""  # the revision written, as the read policy shows it
@@ -45,10 +49,19 @@ class Timeline:
     entries: list[TimelineEntry] = field(default_factory=list)
     now: Memory | None = None
     purge: Receipt | None = None
+    subject: str = ""  # "kind:id" (metadata in every view); a purge removes it
+    memory_type: str = ""
 
     @property
     def purged(self) -> bool:
         return self.purge is not None
+
+    @property
+    def title(self) -> str:
+        """Whom the memory is about and its type ("user:pm-alice · preference"), as a person names it."""
+        about = self.subject or ("purged memory" if self.purged else "memory")
+        kind = choice_label("type", self.memory_type).lower() if self.memory_type else ""
+        return f"{about} · {kind}" if kind else about
 
 
 def memory_timeline(receipts: QuerySet[Receipt], memory_id: Any) -> Timeline | None:
@@ -74,18 +87,25 @@ def memory_timeline(receipts: QuerySet[Receipt], memory_id: Any) -> Timeline | N
         ),
         None,
     )
-    timeline = Timeline(memory_id=memory_id, tenant=rows[0].tenant, purge=purge)
+    timeline = Timeline(
+        memory_id=memory_id,
+        tenant=rows[0].tenant,
+        purge=purge,
+        memory_type=next((row.proposal.memory_type for row in rows if row.proposal.memory_type), ""),
+    )
     decisions = _decisions(rows)
     moved = {receipt.pk: _moved(receipt, memory_id) for receipt in rows}
     if purge is not None:
         for receipt in rows:
             timeline.entries.append(
                 TimelineEntry(
-                    receipt, Summary(""), _found(decisions, receipt), [], "", "", False, *moved[receipt.pk]
+                    receipt, Excerpt(""), _found(decisions, receipt), [], "", "", False, *moved[receipt.pk]
                 )
             )
         return timeline
     timeline.now = now = current_memory(memory_id)
+    timeline.subject = _subject(now, rows)
+    timeline.memory_type = now.type if now is not None else timeline.memory_type
     revisions = _revisions(now, [after for _, after in moved.values() if after])
     evidence = _evidence(rows)
     for receipt in rows:
@@ -95,7 +115,7 @@ def memory_timeline(receipts: QuerySet[Receipt], memory_id: Any) -> Timeline | N
         ]
         entry = TimelineEntry(
             receipt,
-            change_summary(receipt.proposal, now),
+            change_summary(receipt.proposal, now, EXCERPT_CHARS),
             _found(decisions, receipt),
             cited,
             fenced=any(
@@ -109,11 +129,21 @@ def memory_timeline(receipts: QuerySet[Receipt], memory_id: Any) -> Timeline | N
         revision = revisions.get(written) if written else None
         if revision is not None:
             revision.fenced = now.is_fenced if now is not None else False
-            rule = person_rule(revision, now)
-            statement = (readable_content(revision, rule).get("content") or {}).get("statement")
-            entry.statement, entry.withheld = (str(statement), "") if statement else ("", rule.mode)
+            written_as_read = statement_excerpt(revision, person_rule(revision, now), STATEMENT_CHARS)
+            entry.statement, entry.withheld = written_as_read.text, written_as_read.withheld
         timeline.entries.append(entry)
     return timeline
+
+
+def _subject(now: Memory | None, rows: list[Receipt]) -> str:
+    """The memory's subject today, or as the proposal that would have made it froze it (never applied)."""
+    if now is not None:
+        return f"{now.subject_kind}:{now.subject_id}"
+    for receipt in rows:
+        subject = (receipt.proposal.fields or {}).get("subject")
+        if isinstance(subject, dict) and subject.get("id"):
+            return f"{subject.get('kind')}:{subject['id']}"
+    return ""
 
 
 def _moved(receipt: Receipt, memory_id: Any) -> tuple[int | None, int | None]:

@@ -10,9 +10,13 @@ several memories stand for one thing (a revision and the memory today, a
 proposal and its target), the strictest view wins.
 """
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import Q
 from django.utils import timezone
+from django.utils.text import Truncator
 
 from memory_core.models import Memory
 from memory_core.read_policy import ReadRule, active_read_policy
@@ -22,6 +26,10 @@ PERSON_CONTEXT = {"data_zone": "internal"}
 STRICTNESS = ("raw", "summary", "masked", "metadata_only", "deny")
 CONTENT_FIELDS = ("content", "dedupe_key", "state_reason")
 SENSITIVITIES = tuple(Memory.Sensitivity.values)  # least to most sensitive
+# Where a memory row keeps each fact the read policy decides on.
+MEMORY_FACT_COLUMNS = {
+    name: name for name in ("sensitivity", "scope", "type", "state", "fenced", "subject_kind", "subject_id")
+}
 # Frozen field names that carry memory content, and the memory field whose view each takes.
 FROZEN_CONTENT = {"content": "content", "dedupe_key": "dedupe_key", "reason": "state_reason"}
 # Frozen field names that are metadata in every view (ids, kinds, numbers, memory metadata).
@@ -61,6 +69,36 @@ def readable_content(memory: Memory, rule: ReadRule) -> dict[str, Any]:
         return {}
     view = present(memory, rule.mode)
     return {name: view[name] for name in CONTENT_FIELDS if name in view}
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """A statement cut short as a person may read it; ``withheld`` names the read mode that hid it."""
+
+    text: str
+    withheld: str = ""
+
+
+def statement_excerpt(memory: Memory, rule: ReadRule, chars: int) -> Excerpt:
+    """Excerpt ``memory``'s statement as ``rule`` shows it (``readable_content``), at most ``chars`` long.
+
+    A view that shows no words of the statement (metadata_only and deny show
+    no content, masked only ``MASK``) names its mode instead.
+    """
+    shown = readable_content(memory, rule)
+    statement = (shown.get("content") or {}).get("statement")
+    if not shown or statement == MASK:
+        return Excerpt("", withheld=rule.mode)
+    return Excerpt(Truncator(str(statement)).chars(chars) if statement else "")
+
+
+def rows_read_in_full(columns: Mapping[str, str] = MEMORY_FACT_COLUMNS) -> Q:
+    """Return a filter for the rows whose memory a person reads raw (``columns``: where each fact is).
+
+    The read policy's own rules, in SQL (``ReadPolicy.rows_read_as``): what a
+    search may match content against without telling which withheld row holds it.
+    """
+    return active_read_policy().rows_read_as({"raw"}, PERSON_CONTEXT, columns)
 
 
 def frozen_fields_as_read(fields: dict, proposed: Memory, rule: ReadRule) -> dict[str, Any]:

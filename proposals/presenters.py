@@ -76,7 +76,7 @@ def attach_submitted_views(agent: Agent, submitted: Iterable[tuple[Proposal, boo
     grants.load(subjects=subjects, bindings=[])
     for proposal, replayed in submitted:
         context = submitted_context(proposal, fresh=not replayed, grants=grants)
-        proposal.read_view = read_view(proposal, _target(proposal, current), context)  # type: ignore[attr-defined]
+        proposal.read_view = read_view(proposal, tenant_target(proposal, current), context)  # type: ignore[attr-defined]
 
 
 def target_memories(proposals: Iterable[Proposal]) -> dict[uuid.UUID, Memory]:
@@ -97,11 +97,11 @@ def attach_views(proposals: Iterable[Proposal], context: dict) -> list[Proposal]
     proposals = list(proposals)
     current = target_memories(proposals)
     for proposal in proposals:
-        proposal.read_view = read_view(proposal, _target(proposal, current), context)  # type: ignore[attr-defined]
+        proposal.read_view = read_view(proposal, tenant_target(proposal, current), context)  # type: ignore[attr-defined]
     return proposals
 
 
-def _target(proposal: Proposal, current: dict[uuid.UUID, Memory]) -> Memory | None:
+def tenant_target(proposal: Proposal, current: dict[uuid.UUID, Memory]) -> Memory | None:
     """The proposal's target now, if it is in the proposal's tenant (another tenant's id is no target)."""
     memory = current.get(proposal.target_id)
     return memory if memory is not None and memory.tenant_id == proposal.tenant_id else None

@@ -4,6 +4,7 @@ from django import template
 from django.utils.html import format_html
 
 from memory_core.labels import choice_label, field_label, tenant_field_label
+from memory_core.read_policy import mode_label
 
 register = template.Library()
 
@@ -23,3 +24,9 @@ def labelled_for(name: str, proposal) -> str:
 @register.filter
 def labelled_choice(value: str, field: str) -> str:
     return format_html('<span title="{}">{}</span>', value, choice_label(field, value))
+
+
+@register.filter
+def return_mode(mode: str) -> str:
+    """Name a read view in words (``memory_core.read_policy.MODE_LABELS``); the mode stays on hover."""
+    return format_html('<span title="{}">{}</span>', mode, mode_label(mode))

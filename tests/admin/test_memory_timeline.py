@@ -80,7 +80,7 @@ def test_restricted_content_never_reaches_the_timeline(auditor_client, agent, re
     _update(agent, memory, {"content": {"statement": f"{marker} second"}})
     page = _timeline(auditor_client, memory.pk)
     assert marker not in page
-    assert "content withheld (metadata_only)" in page
+    assert 'Revision: <span title="metadata_only">details withheld, metadata only</span>' in page
 
 
 def test_a_revision_resting_on_invalidated_evidence_shows_a_fence(auditor_client, agent, remember, marker):
@@ -128,3 +128,24 @@ def test_the_timeline_costs_the_same_queries_however_long_the_life(
     with django_assert_max_num_queries(12):
         page = _timeline(auditor_client, memory.pk)
     assert f"{marker} {revisions - 1}" in page
+
+
+def test_the_timeline_is_titled_by_subject_and_type_with_the_id_beneath(auditor_client, remember, marker):
+    memory = remember(f"{marker}", sensitivity="restricted")
+    page = _timeline(auditor_client, memory.pk)
+    assert "<h1>user:pm-alice · preference</h1>" in page  # metadata, shown in every view
+    assert f"<h2>Timeline of memory {memory.pk}</h2>" in page
+    assert marker not in page
+
+
+def test_a_purged_memory_s_timeline_names_no_subject(auditor_client, agent, remember, marker):
+    memory = remember(f"{marker} to forget", **ORG_FACT)
+    reviewers = [make_person("purger-1", agent.tenant), make_person("purger-2", agent.tenant)]
+    drive_existing(propose(agent, memory, "delete"), reviewers)
+    purge = propose(agent, memory, "purge")
+    for person in reviewers[: purge.required_approvals]:
+        approve(person, purge)
+    assert drive_existing(purge, []).outcome == "applied"
+    page = _timeline(auditor_client, memory.pk)
+    assert "<h1>purged memory · semantic fact</h1>" in page
+    assert "org:quant-desk" not in page

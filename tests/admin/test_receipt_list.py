@@ -40,7 +40,7 @@ def test_a_restricted_statement_is_withheld_in_the_list(auditor_client, remember
     remember(f"Alice's diagnosis {marker}", sensitivity="restricted")
     page = _row_text(auditor_client)
     assert marker not in page
-    assert "content withheld (metadata_only)" in page
+    assert "Details withheld, metadata only" in page
 
 
 def test_another_tenants_receipts_are_not_listed(auditor_client, other_agent, remember, marker):

@@ -35,7 +35,7 @@ def test_a_confidential_change_is_masked_on_the_receipt(auditor_client, agent, r
     _update(agent, memory, {"content": {"statement": f"{marker} after"}})
     page = _page(auditor_client, _latest())
     assert marker not in page
-    assert "Content shown as masked" in page
+    assert "masked, text hidden</span> (read rule read-confidential)" in page
 
 
 def test_a_restricted_change_shows_no_content_on_the_receipt(auditor_client, agent, remember, marker):
@@ -43,7 +43,7 @@ def test_a_restricted_change_shows_no_content_on_the_receipt(auditor_client, age
     _update(agent, memory, {"content": {"statement": f"{marker} after"}})
     page = _page(auditor_client, _latest())
     assert marker not in page
-    assert "content withheld" in page
+    assert "details withheld, metadata only</span> (read rule read-restricted)" in page
 
 
 def test_verdict_decisions_and_action_digest_are_shown(auditor_client, remember, marker):
