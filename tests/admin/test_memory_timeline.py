@@ -73,6 +73,7 @@ def test_every_revision_is_shown_with_its_receipt_decisions_and_evidence(
     assert f"“{marker} first”" in page and f"“{marker} second”" in page
     assert "rev-a for user:pm-alice: approve · “ok” · api" in page
     assert "now at revision 2, active" in page
+    assert "created at revision 1" in page and "none → 1" not in page
 
 
 def test_restricted_content_never_reaches_the_timeline(auditor_client, agent, remember, marker):
