@@ -111,7 +111,6 @@ class ReceiptAdmin(TenantReadOnlyAdmin):
             **self.admin_site.each_context(request),
             "opts": self.opts,
             "title": timeline.title,
-            "subtitle": f"Timeline of memory {memory_id}",
             "timeline": timeline,
         }
         return TemplateResponse(request, "admin/executor/receipt/timeline.html", context)

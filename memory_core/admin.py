@@ -25,6 +25,7 @@ from memory_core.read_policy import mode_label
 from tenancy.admin import TenantReadOnlyAdmin, TenantReadOnlyHistoryAdmin
 
 LIST_EXCERPT_CHARS = 80
+LIST_CSS = "memory_core/lists.css"  # the memory and proposal lists' columns
 
 
 def render_as_read(shown: dict, rule) -> str:
@@ -55,6 +56,11 @@ def subject_cell(kind: str, subject_id: str) -> SafeString | str:
     if not subject_id:
         return "—"
     return format_html('<span title="{}:{}">{}:{}</span>', kind, subject_id, kind, _short(subject_id))
+
+
+def date_cell(moment) -> SafeString:
+    """A list's date over its time (UTC), narrow beside an excerpt, as the receipts list shows it."""
+    return format_html('{}<br><span class="quiet">{}</span>', f"{moment:%Y-%m-%d}", f"{moment:%H:%M}")
 
 
 def _short(text: str, chars: int = 40) -> str:
@@ -91,7 +97,7 @@ class MemoryAdmin(ReadInFullSearchMixin, TenantReadOnlyHistoryAdmin):
     a person reads in full (``content_search_aliases``).
     """
 
-    list_display = ["subject", "kind", "state_now", "statement", "revision", "tenant", "updated_at"]
+    list_display = ["subject", "kind", "state_now", "statement", "tenant", "when"]
     list_display_links = ["subject"]
     list_filter = ["tenant", "state", "type", "scope", "sensitivity"]
     list_select_related = ["tenant"]
@@ -118,6 +124,13 @@ class MemoryAdmin(ReadInFullSearchMixin, TenantReadOnlyHistoryAdmin):
             ),
         }
 
+    class Media:
+        css = {"all": [LIST_CSS]}
+
+    @admin.display(description="updated", ordering="updated_at")
+    def when(self, memory: Memory) -> SafeString:
+        return date_cell(memory.updated_at)
+
     @admin.display(description="about", ordering="subject_id")
     def subject(self, memory: Memory) -> SafeString | str:
         return subject_cell(memory.subject_kind, memory.subject_id)
@@ -127,12 +140,10 @@ class MemoryAdmin(ReadInFullSearchMixin, TenantReadOnlyHistoryAdmin):
         return choice_label("type", memory.type).lower()
 
     @admin.display(description="state", ordering="state")
-    def state_now(self, memory: Memory) -> str:
-        return (
-            f"{memory.get_state_display().lower()}, fenced"
-            if memory.is_fenced
-            else memory.get_state_display().lower()
-        )
+    def state_now(self, memory: Memory) -> SafeString:
+        """The state and revision (and the fence, which the read policy treats as a state)."""
+        state = memory.get_state_display().lower() + (", fenced" if memory.is_fenced else "")
+        return format_html('{}<br><span class="quiet">revision {}</span>', state, memory.revision)
 
     @admin.display(description="statement")
     def statement(self, memory: Memory) -> SafeString | str:

@@ -5,10 +5,11 @@ from django.contrib.admin.views.main import ChangeList
 from django.db.models import Case, TextField, Value, When
 from django.db.models.fields.json import KT
 from django.http import HttpRequest
+from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from core.admin import ReadInFullSearchMixin
-from memory_core.admin import excerpt_cell, render_as_read, subject_cell
+from memory_core.admin import LIST_CSS, excerpt_cell, render_as_read, subject_cell
 from memory_core.labels import choice_label
 from memory_core.people import current_memory, readable_content
 from memory_core.return_modes import MASK
@@ -50,13 +51,10 @@ class ProposalAdmin(ReadInFullSearchMixin, TenantReadOnlyHistoryAdmin):
     list_display = [
         "subject",
         "kind",
-        "action_done",
-        "status_now",
+        "state_now",
         "statement",
-        "classification",
-        "submitted_by",
+        "proposed",
         "tenant",
-        "created_at",
     ]
     list_display_links = ["subject"]
     list_filter = ["tenant", "status", "classification", "action"]
@@ -95,6 +93,18 @@ class ProposalAdmin(ReadInFullSearchMixin, TenantReadOnlyHistoryAdmin):
             ),
         }
 
+    class Media:
+        css = {"all": [LIST_CSS]}
+
+    @admin.display(description="proposed", ordering="created_at")
+    def proposed(self, proposal: Proposal) -> SafeString:
+        """Who proposed it, over when (UTC)."""
+        return format_html(
+            '{}<br><span class="quiet">{}</span>',
+            proposal.submitted_by.name,
+            f"{proposal.created_at:%Y-%m-%d %H:%M}",
+        )
+
     @admin.display(description="about")
     def subject(self, proposal: Proposal) -> SafeString | str:
         shown = proposal.as_read  # type: ignore[attr-defined]
@@ -104,13 +114,13 @@ class ProposalAdmin(ReadInFullSearchMixin, TenantReadOnlyHistoryAdmin):
     def kind(self, proposal: Proposal) -> str:
         return choice_label("type", proposal.memory_type).lower() if proposal.memory_type else "—"
 
-    @admin.display(description="action", ordering="action")
-    def action_done(self, proposal: Proposal) -> str:
-        return proposal.get_action_display().lower()
-
-    @admin.display(description="status", ordering="status")
-    def status_now(self, proposal: Proposal) -> str:
-        return proposal.get_status_display().lower()
+    @admin.display(description="action, status", ordering="status")
+    def state_now(self, proposal: Proposal) -> SafeString:
+        return format_html(
+            '{}<br><span class="quiet">{}</span>',
+            proposal.get_action_display().lower(),
+            proposal.get_status_display().lower(),
+        )
 
     @admin.display(description="statement")
     def statement(self, proposal: Proposal) -> SafeString | str:

@@ -48,7 +48,7 @@ def test_a_memory_row_shows_subject_type_state_and_statement(auditor_client, rem
     page = _page(auditor_client, MEMORIES)
     assert '<span title="user:pm-alice">user:pm-alice</span>' in page
     assert '<td class="field-kind">preference</td>' in page
-    assert '<td class="field-state_now">active</td>' in page
+    assert '<td class="field-state_now">active<br><span class="quiet">revision 1</span></td>' in page
     assert f"“Alice prefers {marker} summaries on Mondays”" in page
 
 
@@ -81,8 +81,7 @@ def test_a_proposal_row_shows_subject_type_action_status_and_statement(auditor_c
     page = _page(auditor_client, PROPOSALS)
     assert '<span title="org:quant-desk">org:quant-desk</span>' in page
     assert '<td class="field-kind">semantic fact</td>' in page
-    assert '<td class="field-action_done">create</td>' in page
-    assert '<td class="field-status_now">pending review</td>' in page
+    assert '<td class="field-state_now">create<br><span class="quiet">pending review</span></td>' in page
     assert f"“momentum {marker} is unstable”" in page
 
 

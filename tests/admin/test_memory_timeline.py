@@ -135,7 +135,7 @@ def test_the_timeline_is_titled_by_subject_and_type_with_the_id_beneath(auditor_
     memory = remember(f"{marker}", sensitivity="restricted")
     page = _timeline(auditor_client, memory.pk)
     assert "<h1>user:pm-alice · preference</h1>" in page  # metadata, shown in every view
-    assert f"<h2>Timeline of memory {memory.pk}</h2>" in page
+    assert f'<p class="quiet memory-id">Timeline of memory <code>{memory.pk}</code></p>' in page
     assert marker not in page
 
 
