@@ -200,7 +200,7 @@ def _cap_every_type(world, capacity: int) -> None:
         proposal_id=proposal.pk,
         decision="approve",
         reason="bench",
-        represented_owner="bench",
+        represented_owner="",  # the proposal's own owner, or the reviewer
         action_digest=proposal.action_digest,
         channel="bench",
     )
