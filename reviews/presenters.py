@@ -71,9 +71,6 @@ class Diff:
     heading: str  # the proposed column's heading
     caption: str = ""
 
-    def __iter__(self):
-        return iter(self.rows)
-
 
 def diff_rows(proposal: Proposal, memory: Memory | None) -> Diff:
     """Return content fields, then memory fields, as (current, proposed) pairs."""
