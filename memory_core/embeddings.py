@@ -169,3 +169,9 @@ def similarities(query: Vector, stored: list[bytes]) -> list[float]:
 def _unit(vector: Vector) -> Vector:
     norm = math.sqrt(sum(x * x for x in vector))
     return [x / norm for x in vector] if norm else vector
+
+
+@functools.lru_cache(maxsize=256)
+def query_vector(embedder: str, query: str) -> Vector:
+    """The query's vector, once per query text (recall reranks window after window with it)."""
+    return active_embedder().embed([query])[0]

@@ -26,6 +26,45 @@ def neighbours(hits: list[Memory], candidates: QuerySet, *, around: int) -> dict
     """Return, per hit, up to ``around`` candidate memories before and after it in its episode."""
     if not hits or around < 1:
         return {}
+    episode, chains = _episodes(hits)
+    members = {memory_id for chain in chains.values() for memory_id in chain}
+    allowed = set(candidates.filter(id__in=members).values_list("id", flat=True))
+    hit_ids = {memory.id for memory in hits}
+    placed: dict[uuid.UUID, dict] = {}
+    for memory_id, source in episode.items():
+        chain = [pk for pk in chains.get(source, []) if pk in allowed or pk in hit_ids]
+        if memory_id not in chain:
+            continue
+        at = chain.index(memory_id)
+        placed[memory_id] = {
+            "before": [pk for pk in chain[max(at - around, 0) : at] if pk in allowed],
+            "after": [pk for pk in chain[at + 1 : at + 1 + around] if pk in allowed],
+        }
+    return placed
+
+
+def adjacent(hits: list[Memory], candidates: QuerySet) -> dict[uuid.UUID, list[uuid.UUID]]:
+    """Return, per hit, the memories just before and after it in its episode that are candidates.
+
+    Only the true neighbours: one a search's filters leave out is not replaced by
+    the next, so the candidates are checked for at most two ids a hit.
+    """
+    if not hits:
+        return {}
+    episode, chains = _episodes(hits)
+    around: dict[uuid.UUID, list[uuid.UUID]] = {}
+    for memory_id, source in episode.items():
+        chain = chains.get(source, [])
+        if memory_id in chain:
+            at = chain.index(memory_id)
+            around[memory_id] = chain[max(at - 1, 0) : at] + chain[at + 1 : at + 2]
+    wanted = {pk for pks in around.values() for pk in pks}
+    allowed = set(candidates.filter(id__in=wanted).values_list("id", flat=True)) if wanted else set()
+    return {hit: [pk for pk in pks if pk in allowed] for hit, pks in around.items()}
+
+
+def _episodes(hits: list[Memory]) -> tuple[dict[uuid.UUID, uuid.UUID], dict[uuid.UUID, list[uuid.UUID]]]:
+    """Each hit's episode (the first source its revision rests on), and each episode's memories in order."""
     revisions = {memory.id: memory.revision for memory in hits}
     episode: dict[uuid.UUID, uuid.UUID] = {}
     hit_links = (
@@ -53,25 +92,12 @@ def neighbours(hits: list[Memory], candidates: QuerySet, *, around: int) -> dict
             "memory__submission_index",
         )[:MAX_EPISODE_ROWS]
     )
-    rows = [(source, memory_id) for source, memory_id, *_ in sorted(members, key=_episode_order)]
-    allowed = set(candidates.filter(id__in={memory_id for _, memory_id in rows}).values_list("id", flat=True))
-    ordered: dict[uuid.UUID, list[uuid.UUID]] = {}
-    for source, memory_id in rows:
-        if memory_id in allowed or memory_id in revisions:
-            chain = ordered.setdefault(source, [])
-            if memory_id not in chain:
-                chain.append(memory_id)
-    placed: dict[uuid.UUID, dict] = {}
-    for memory_id, source in episode.items():
-        chain = ordered.get(source, [])
+    chains: dict[uuid.UUID, list[uuid.UUID]] = {}
+    for source, memory_id, *_ in sorted(members, key=_episode_order):
+        chain = chains.setdefault(source, [])
         if memory_id not in chain:
-            continue
-        at = chain.index(memory_id)
-        placed[memory_id] = {
-            "before": [pk for pk in chain[max(at - around, 0) : at] if pk in allowed],
-            "after": [pk for pk in chain[at + 1 : at + 1 + around] if pk in allowed],
-        }
-    return placed
+            chain.append(memory_id)
+    return episode, chains
 
 
 def _episode_order(row: tuple) -> tuple:

@@ -26,13 +26,14 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from evidence.models import EvidenceRevision
 from memory_core import activation
-from memory_core.embeddings import Vector, active_embedder, similarities
+from memory_core.embeddings import active_embedder, query_vector, similarities
+from memory_core.first_stage import FirstStage
 from memory_core.models import (
     Memory,
     MemoryEvidence,
@@ -40,7 +41,7 @@ from memory_core.models import (
     MemoryVector,
     RecallFeedback,
 )
-from memory_core.read_policy import ReadPolicy, ReadRule
+from memory_core.read_policy import ReadRule
 from memory_core.return_modes import visible_text
 from memory_core.search import query_groups, visible_match
 from registrations.compiled import ActiveRegistration
@@ -49,7 +50,6 @@ from registrations.selectors import active_registration
 # Candidates reranked together. 50 served the quality set exactly as 100 did (recall@10 0.73,
 # every category the same; bench/HISTORY.md) at half the rows shipped, decided and scored.
 WINDOW = 50
-DENSE_POOL = 1000  # lexical candidates the dense first stage reorders (a multiple of WINDOW)
 ACTIVATION_DAYS = 30  # the use history activation reads (a read 30 days old weighs 30^-0.5 ≈ 0.18)
 CORROBORATION_SATURATION = 3  # independent valid sources that give the full corroboration
 # Words that ask for the present state of a fact ("which city is she living in now?"). Not "new":
@@ -71,6 +71,7 @@ class RankingWeights:
     activation: float
     feedback: float
     dense: float = 0.0  # cosine with the query, when an embedder is configured (0 before 2026-12-15.1)
+    episode: float = 0.0  # the lexical value of an adjacent hit in the episode (0 before 2026-12-22.1)
 
 
 _FIRST = RankingWeights(
@@ -84,10 +85,12 @@ _FIRST = RankingWeights(
     feedback=0.2,
 )
 # Each later version is the one before with what it changed, so a diff of versions reads as one line.
+_DENSE = replace(_FIRST, version="2026-12-15.1", dense=0.25)
 WEIGHTS = {
-    weights.version: weights for weights in (_FIRST, replace(_FIRST, version="2026-12-15.1", dense=0.25))
+    weights.version: weights
+    for weights in (_FIRST, _DENSE, replace(_DENSE, version="2026-12-22.1", episode=0.5))
 }
-DEFAULT_VERSION = "2026-12-15.1"
+DEFAULT_VERSION = "2026-12-22.1"
 
 
 @dataclass(frozen=True)
@@ -153,23 +156,36 @@ class Scored:
         return explained
 
 
-def rerank(
-    window: list[Memory],
-    rules: list[ReadRule],
-    *,
-    query: str,
-    weights: WeightsChoice,
-    tenant_id,
-    at: datetime | None,
-    registration: ActiveRegistration | None = None,
-) -> list[Scored]:
-    """Score one window of lexical candidates (policy already decided); return it best first.
+@dataclass(frozen=True)
+class SearchRanking:
+    """What one search ranks every window with.
+
+    ``stage`` carries what the first stage found that a window cannot: each
+    neighbour's episode signal (``memory_core.first_stage``).
+    """
+
+    query: str
+    weights: WeightsChoice
+    tenant_id: object
+    registration: ActiveRegistration
+    at: datetime | None = None
+    stage: FirstStage | None = None
+
+
+def rerank(window: list[Memory], rules: list[ReadRule], search: SearchRanking) -> list[Scored]:
+    """Score one window of candidates (policy already decided); return it best first.
 
     Three queries whatever the window holds: reads, evidence links, feedback.
     Denied items are scored as nothing and put first in the window, where recall
     skips and counts them before it fills a slot.
     """
-    at = at or timezone.now()
+    query, weights, tenant_id, registration = (
+        search.query,
+        search.weights,
+        search.tenant_id,
+        search.registration,
+    )
+    at = search.at or timezone.now()
     shown = [(m, r) for m, r in zip(window, rules, strict=True) if r.mode != "deny"]
     uses = _uses([m.id for m, _ in shown], tenant_id)
     sources = _sources([m for m, r in shown if r.mode == "raw"])
@@ -179,7 +195,7 @@ def rerank(
     recency = _recency(shown)
     present = bool(PRESENT & set(_WORD.findall(query.lower())))
     now, levels = timezone.now(), {}  # activation is about use up to now, whatever ``at`` asks
-    registration = registration or active_registration(tenant_id=tenant_id)
+    spread = search.stage.spread if search.stage else {}
     scored = []
     for memory, rule in zip(window, rules, strict=True):
         if rule.mode == "deny":
@@ -203,8 +219,11 @@ def rerank(
             "feedback": ((up - down) / (up + down + 1), type_weights.feedback),
         }
         signals["dense"] = (dense.get(memory.id, 0.0), type_weights.dense)
+        beside = spread.get(memory.id)
+        signals["episode"] = (beside.value if beside else 0.0, type_weights.episode)
         level = levels[memory.id]
         notes = {
+            "episode": {"beside": str(beside.source)} if beside else {},
             "activation": {"base_level": None if level == -math.inf else round(level, 4)},
             "dense": {"embedder": embedder}
             if memory.id in dense
@@ -223,59 +242,6 @@ def rerank(
         ),
     )
     return [scored[n] for n in order]
-
-
-# What the read policy decides on (ReadPolicy.decide), fetched with each first-stage candidate.
-_POLICY_COLUMNS = ("sensitivity", "scope", "type", "state", "subject_kind", "subject_id", "fenced")
-
-
-def dense_order(
-    candidates: QuerySet, query: str, *, policy: ReadPolicy, context: dict, weights: RankingWeights
-) -> list | None:
-    """Reorder the first ``DENSE_POOL`` lexical candidates by BM25 (relative to the best) plus meaning.
-
-    Windows are reranked one at a time, so a memory that words rank 150th
-    (it shares only a name with the question) could never be served first,
-    however close its meaning. This first stage lets it reach the window that
-    is reranked and served. One query: ids, BM25, each candidate's vector for
-    its exact revision, and what the read policy decides on; only a candidate
-    served ``raw`` gets a dense value, so hidden text never moves an item.
-    Return the ids in that order, or None when there is no dense signal.
-    """
-    embedder = active_embedder()
-    if not embedder.dimensions or not query.strip() or not weights.dense:
-        return None
-    vector = MemoryVector.objects.filter(
-        memory=OuterRef("pk"), memory_revision=OuterRef("revision"), embedder=embedder.name
-    ).values("vector")[:1]
-    rows = list(
-        candidates.annotate(dense_vector=Subquery(vector)).values_list(
-            "pk", "rank", "dense_vector", *_POLICY_COLUMNS
-        )[:DENSE_POOL]
-    )
-    best = max((float(row[1] or 0.0) for row in rows), default=0.0)
-    decided: dict[tuple, bool] = {}  # a handful of distinct (sensitivity, scope, …, subject) per search
-    raw = [
-        n
-        for n, row in enumerate(rows)
-        if row[2] is not None and _decided_raw(policy, tuple(row[3:]), context, decided)
-    ]
-    cosines = dict(
-        zip(raw, similarities(_query_vector(embedder.name, query), [rows[n][2] for n in raw]), strict=True)
-    )
-    keys = [
-        (-((float(row[1] or 0.0) / best if best > 0 else 0.0) + weights.dense * cosines.get(n, 0.0)), n)
-        for n, row in enumerate(rows)
-    ]
-    return [rows[n][0] for _, n in sorted(keys)]
-
-
-def _decided_raw(policy: ReadPolicy, columns: tuple, context: dict, decided: dict[tuple, bool]) -> bool:
-    if columns not in decided:
-        memory = Memory(**dict(zip(_POLICY_COLUMNS[:-1], columns[:-1], strict=True)))
-        memory.fenced = bool(columns[-1])
-        decided[columns] = policy.decide(memory, context).mode == "raw"
-    return decided[columns]
 
 
 def _lexical(shown: list[tuple[Memory, ReadRule]], query: str) -> dict:
@@ -307,14 +273,8 @@ def _dense(raw: list[Memory], query: str) -> tuple[dict, str]:
         "memory_id", "memory_revision", "vector"
     )
     found = [(memory_id, vector) for memory_id, revision, vector in rows if revisions[memory_id] == revision]
-    values = similarities(_query_vector(embedder.name, query), [vector for _, vector in found])
+    values = similarities(query_vector(embedder.name, query), [vector for _, vector in found])
     return dict(zip([memory_id for memory_id, _ in found], values, strict=True)), embedder.name
-
-
-@functools.lru_cache(maxsize=256)
-def _query_vector(embedder: str, query: str) -> Vector:
-    """The query's vector, once per query text (recall reranks window after window with it)."""
-    return active_embedder().embed([query])[0]
 
 
 def _absent(embedder: str, rule: ReadRule, query: str) -> str:

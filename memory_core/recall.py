@@ -21,6 +21,7 @@ from core.errors import DomainError
 from core.keyed import keyed_digest
 from core.replica import on_primary
 from memory_core.episodes import neighbours as episode_neighbours
+from memory_core.first_stage import POOL, FirstStage, first_stage
 from memory_core.links import linked_context
 from memory_core.models import (
     AccessEvent,
@@ -30,15 +31,7 @@ from memory_core.models import (
     MemoryLink,
     MemoryReads,
 )
-from memory_core.ranking import (
-    DENSE_POOL,
-    WINDOW,
-    Scored,
-    dense_order,
-    occurred_at_of,
-    rerank,
-    weights_for,
-)
+from memory_core.ranking import WINDOW, Scored, SearchRanking, occurred_at_of, rerank, weights_for
 from memory_core.read_policy import active_read_policy
 from memory_core.return_modes import matched_terms, present
 from memory_core.search import ranked
@@ -143,9 +136,9 @@ def recall(
 
     Lexical candidates come in windows of ``ranking.WINDOW``; each window is
     decided by the read policy and reranked by the hybrid score before the
-    page is cut, so the cursor's offset is a position in that order. With an
-    embedder, the windows follow ``ranking.dense_order`` (BM25 plus meaning)
-    instead of BM25 alone. With
+    page is cut, so the cursor's offset is a position in that order. The
+    windows follow the first stage (``memory_core.first_stage``: BM25, the
+    turns beside the best hits and, with an embedder, meaning). With
     ``neighbours``, each hit brings up to that many memories before and after
     it in its episode (``memory_core.episodes``), each decided, shown and
     audited like a hit; with ``links``, up to that many memories linked to
@@ -158,13 +151,22 @@ def recall(
     candidates = ranked(pool, query.text, tenant_id=agent.tenant_id)
     first = None  # valid_at reads history rows: their windows stay in BM25 order
     if not query.valid_at:
-        first = dense_order(candidates, query.text, policy=policy, context=context, weights=weights.default)
+        first = first_stage(
+            candidates,
+            pool,
+            query.text,
+            policy=policy,
+            context=context,
+            dense_weight=weights.default.dense,
+            episode_weight=weights.default.episode,
+        )
+    search = SearchRanking(query.text, weights, agent.tenant_id, registration, query.valid_at, first)
     rows: list[Scored] = []
     said: set[tuple[str, ...]] = set()
     omitted, scanned, exhausted = 0, 0, False
     while len(rows) < limit and scanned < MAX_SCAN:
         start = offset - offset % WINDOW
-        window = [_as_memory(row) for row in _window(candidates, first, start)]
+        window = [_as_memory(row) for row in _window(candidates, pool, first, start)]
         rules = [policy.decide(memory, context) for memory in window]
         _read_rest(
             [
@@ -173,15 +175,7 @@ def recall(
                 if rule.mode not in RANKED_WITHOUT_CONTENT
             ]
         )
-        order = rerank(
-            window,
-            rules,
-            query=query.text,
-            weights=weights,
-            tenant_id=agent.tenant_id,
-            registration=registration,
-            at=query.valid_at,
-        )
+        order = rerank(window, rules, search)
         for entry in order[offset - start :]:
             offset, scanned = offset + 1, scanned + 1
             if entry.rule.mode == "deny":
@@ -286,18 +280,35 @@ def _restates(entry: Scored, said: set[tuple[str, ...]]) -> bool:
     return False
 
 
-def _window(candidates: QuerySet, first: list | None, start: int) -> list:
-    """The candidates at [start, start + WINDOW): in the dense first stage's order as far as it reaches."""
-    if candidates.model is Memory:  # not history rows (``valid_at``): they become whole memories
-        candidates = candidates.only(*WINDOW_COLUMNS).annotate(
-            occurred_at=KeyTextTransform("occurred_at", "content"),
-            statement_text=KeyTextTransform("statement", "content"),
-        )
-    if first is None or start >= DENSE_POOL:
+def _window(candidates: QuerySet, pool: QuerySet, first: FirstStage | None, start: int) -> list:
+    """The memories at [start, start + WINDOW) of the first stage's order, then of BM25's beyond it.
+
+    The first stage's neighbours need not match the words, so its rows are read
+    from the whole pool with the BM25 rank it found (0 for a neighbour); past its
+    order the lexical candidates go on where it stopped, without its neighbours.
+    """
+    if candidates.model is not Memory:  # history rows (``valid_at``): they become whole memories
         return list(candidates[start : start + WINDOW])
-    ids = first[start : start + WINDOW]
-    rows = {row.pk: row for row in candidates.filter(pk__in=ids)} if ids else {}
-    return [rows[pk] for pk in ids if pk in rows]
+    candidates, pool = (_window_columns(rows) for rows in (candidates, pool))
+    if first is None:
+        return list(candidates[start : start + WINDOW])
+    ids = first.order[start : start + WINDOW]
+    rows = {row.pk: row for row in pool.filter(pk__in=ids)} if ids else {}
+    window = [rows[pk] for pk in ids if pk in rows]
+    for row in window:
+        row.rank = first.ranks.get(row.pk, 0.0)
+    if len(ids) < WINDOW and first.lexical_rows == POOL:
+        beyond = max(start, len(first.order)) - len(first.order) + POOL
+        rest = candidates.exclude(pk__in=first.added) if first.added else candidates
+        window += list(rest[beyond : beyond + WINDOW - len(ids)])
+    return window
+
+
+def _window_columns(rows: QuerySet) -> QuerySet:
+    return rows.only(*WINDOW_COLUMNS).annotate(
+        occurred_at=KeyTextTransform("occurred_at", "content"),
+        statement_text=KeyTextTransform("statement", "content"),
+    )
 
 
 def _read_rest(memories: list[Memory]) -> None:

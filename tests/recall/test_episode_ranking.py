@@ -1,0 +1,145 @@
+"""The episode signal: the turns just before and after a good hit come up with it, bounded and explained.
+
+An answer in a chat often shares no word with the question ("Finally, yes! On
+Tuesday night"): the turn before it does. The first stage
+(``memory_core.first_stage``) gives each turn beside one of the best hits that
+hit's lexical value, weighted by ``episode`` in the ranking weights. Only a
+hit served ``raw`` lends anything, so a masked or fenced memory never moves
+another.
+"""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from memory_core.ranking import DEFAULT_VERSION, WEIGHTS
+from provenance.services import invalidate_evidence_revision
+from tests.factories import make_evidence
+
+EPISODE = WEIGHTS[DEFAULT_VERSION].episode
+QUESTION = "Tomas: How was that clay workshop you signed the kids up for?"
+ANSWER = "Maya: So messy and so fun, everyone made something"
+
+
+def search(api, query, **body) -> dict:
+    response = api.post("/api/v1/recall/search", {"query": query, **body}, format="json")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def served(body: dict) -> list[str]:
+    return [item["memory"]["memory_id"] for item in body["results"]]
+
+
+@pytest.fixture
+def chat(agent, remember):
+    """A session where the answer shares no word with the search, and one elsewhere that does."""
+
+    def make(**question_fields):
+        session = make_evidence(agent.agent, kind="conversation")
+        remember("Tomas: Morning! Long week?", evidence=session)
+        question = remember(QUESTION, evidence=session, **question_fields)
+        answer = remember(ANSWER, evidence=session)
+        remember("Tomas: Ha, I bet the car needed a wash after", evidence=session)
+        elsewhere = remember("Maya: The pottery place downtown runs a workshop on Sundays")
+        return question, answer, elsewhere
+
+    return make
+
+
+def test_the_answer_beside_a_hit_is_served_and_says_why(chat, api):
+    question, answer, _ = chat()
+    body = search(api, "What kind of workshop did the kids go to?")
+    assert served(body)[0] == str(question.id)
+    assert str(answer.id) in served(body)
+    item = next(item for item in body["results"] if item["memory"]["memory_id"] == str(answer.id))
+    lexical = body["results"][0]["explanation"]["lexical"]["value"]
+    assert item["explanation"]["lexical"]["value"] == 0.0
+    assert item["explanation"]["episode"] == {
+        "value": lexical,
+        "weight": EPISODE,
+        "contribution": round(lexical * EPISODE, 4),
+        "beside": str(question.id),
+    }
+    contributions = sum(signal["contribution"] for signal in item["explanation"].values())
+    assert item["score"] == pytest.approx(contributions, abs=1e-3)
+    assert body["results"][0]["explanation"]["episode"]["weight"] == EPISODE
+
+
+def test_a_turn_with_no_matching_word_and_no_hit_beside_it_is_not_served(chat, api):
+    _, answer, _ = chat()
+    body = search(api, "pottery downtown Sundays")
+    assert str(answer.id) not in served(body)
+
+
+def test_a_masked_hit_lends_its_neighbours_nothing(chat, api):
+    question, answer, _ = chat(sensitivity="confidential", subject={"kind": "user", "id": "bob"})
+    body = search(api, "What kind of workshop did the kids go to?")
+    modes = {item["memory"]["memory_id"]: item["return_mode"] for item in body["results"]}
+    assert modes.get(str(question.id)) == "masked"
+    assert str(answer.id) not in modes
+
+
+def test_a_fenced_hit_lends_its_neighbours_nothing(chat, api):
+    question, answer, _ = chat()
+    session = question.evidence_links.get().evidence_revision
+    invalidate_evidence_revision(revision=session, reason="wrong chat")
+    body = search(api, "What kind of workshop did the kids go to?")
+    modes = {item["memory"]["memory_id"]: item["return_mode"] for item in body["results"]}
+    assert modes.get(str(question.id)) == "metadata_only"
+    assert str(answer.id) not in modes
+
+
+def test_the_previous_weights_version_gives_the_episode_no_weight(chat, api, agent, settings):
+    _, answer, _ = chat()
+    settings.CUSTODIAN_RANKING_WEIGHTS = {agent.tenant.name: "2026-12-15.1"}
+    body = search(api, "What kind of workshop did the kids go to?")
+    assert body["weights_version"] == "2026-12-15.1"
+    assert str(answer.id) not in served(body)
+
+
+def test_paging_goes_through_hits_and_neighbours_once_each(chat, api):
+    question, answer, elsewhere = chat()
+    first = search(api, "workshop kids", limit=50)
+    assert {str(question.id), str(answer.id), str(elsewhere.id)} <= set(served(first))
+    seen, cursor = [], None
+    while True:
+        page = search(api, "workshop kids", limit=1, **({"cursor": cursor} if cursor else {}))
+        seen += served(page)
+        cursor = page["next_cursor"]
+        if not cursor:
+            break
+    assert seen == served(first)
+
+
+def test_the_episode_signal_costs_the_same_queries_for_one_hit_or_many(chat, api):
+    chat()
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            search(api, "workshop kids")
+        return len(captured.captured_queries)
+
+    once = queries()
+    chat()
+    chat()
+    assert queries() == once
+
+
+def test_past_the_first_stage_the_lexical_candidates_go_on_without_repeating_its_neighbours(
+    chat, api, remember, monkeypatch
+):
+    """With more candidates than the first stage reorders, the windows go on in BM25 order after it."""
+    for name in ("memory_core.recall.WINDOW", "memory_core.recall.POOL", "memory_core.first_stage.POOL"):
+        monkeypatch.setattr(name, 2)
+    question, _, elsewhere = chat()
+    more = [remember(f"Maya: another workshop note number {n}") for n in range(3)]
+    seen, cursor = [], None
+    while True:
+        page = search(api, "workshop", limit=1, **({"cursor": cursor} if cursor else {}))
+        seen += served(page)
+        cursor = page["next_cursor"]
+        if not cursor:
+            break
+    assert len(seen) == len(set(seen))
+    assert {str(m.id) for m in (question, elsewhere, *more)} <= set(seen)
