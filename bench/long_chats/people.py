@@ -1,0 +1,92 @@
+"""Who talks: two personas per conversation, with family, work, a home, a spelling habit and tastes."""
+
+import random
+from dataclasses import dataclass
+
+# (name, what friends call them, pronoun set)
+_PEOPLE = (
+    ("Melanie", "Mel", "she"), ("Caroline", "Caro", "she"), ("Jonathan", "Jon", "he"),
+    ("Samantha", "Sam", "she"), ("Nathaniel", "Nate", "he"), ("Katherine", "Kate", "she"),
+    ("Alexander", "Alex", "he"), ("Deborah", "Deb", "she"), ("Gabriel", "Gabe", "he"),
+    ("Rebecca", "Becca", "she"), ("Timothy", "Tim", "he"), ("Jessica", "Jess", "she"),
+    ("Benjamin", "Ben", "he"), ("Natalie", "Nat", "she"), ("Daniel", "Dan", "he"),
+    ("Joanna", "Jo", "she"), ("Michael", "Mike", "he"), ("Elizabeth", "Liz", "she"),
+    ("Christopher", "Chris", "he"), ("Victoria", "Vicky", "she"), ("Matthew", "Matt", "he"),
+    ("Abigail", "Abby", "she"), ("Andrew", "Andy", "he"), ("Olivia", "Liv", "she"),
+)  # fmt: skip
+PRONOUNS = {"she": ("she", "her", "her"), "he": ("he", "him", "his")}
+_KIDS = (
+    "Lily", "Max", "Ava", "Leo", "Mia", "Noah", "Emma", "Finn", "Zoe", "Owen", "Ruby", "Eli",
+    "Isla", "Jack", "Nora", "Theo",
+)  # fmt: skip
+_PARTNERS = ("Tom", "Anna", "Chris", "Sara", "Mark", "Jen", "Paul", "Lucy", "Greg", "Maria")
+_SIBLINGS = (("sister", "Hannah"), ("sister", "Claire"), ("brother", "Ryan"), ("brother", "Omar"))
+_SIBLING_JOBS = ("a dental hygienist", "a firefighter", "a high school teacher", "a software tester")
+_JOBS = (
+    ("nurse", "St. Mary's hospital"), ("graphic designer", "a small branding agency"),
+    ("high school counselor", "Lincoln High"), ("software developer", "a fintech startup"),
+    ("pastry chef", "a French bakery downtown"), ("physical therapist", "a sports clinic"),
+    ("accountant", "a mid-size firm"), ("librarian", "the public library"),
+    ("electrician", "my uncle's company"), ("marketing manager", "an outdoor gear brand"),
+    ("vet tech", "an animal hospital"), ("social worker", "the county"),
+)  # fmt: skip
+_HOMES = (
+    ("an apartment", "near the river"), ("a tiny flat", "above a coffee shop"),
+    ("a rented townhouse", "on the east side"), ("my parents' old place", "out in the suburbs"),
+)  # fmt: skip
+_NEW_HOMES = (
+    ("a house", "Maple Grove"), ("a bungalow", "Cedar Falls"), ("a condo", "Riverside"),
+    ("a little cottage", "Willow Creek"), ("a duplex", "Fairview"),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Persona:
+    name: str
+    nickname: str
+    pronoun: str  # "she" | "he"
+    british: bool  # writes "favourite", "colour", "mum", "travelled"
+    partner: str
+    kids: tuple[str, ...]  # empty: no children
+    sibling: tuple[str, str]  # (relation, name)
+    sibling_job: str
+    jobs: tuple[tuple[str, str], ...]  # (role, workplace), oldest first; the last is current
+    homes: tuple[tuple[str, str], ...]  # (kind, where), oldest first
+
+    @property
+    def subject(self) -> str:
+        return PRONOUNS[self.pronoun][0]
+
+    @property
+    def object(self) -> str:
+        return PRONOUNS[self.pronoun][1]
+
+    @property
+    def possessive(self) -> str:
+        return PRONOUNS[self.pronoun][2]
+
+
+def pair(rng: random.Random) -> tuple[Persona, Persona]:
+    """Two people with different names; at least one of them has children."""
+    (a, b) = rng.sample(_PEOPLE, 2)
+    first = _persona(rng, a, with_kids=True)
+    return first, _persona(rng, b, with_kids=rng.random() < 0.4)
+
+
+def _persona(rng: random.Random, who: tuple[str, str, str], *, with_kids: bool) -> Persona:
+    name, nickname, pronoun = who
+    jobs = rng.sample(_JOBS, rng.choice((2, 2, 3)))
+    homes = (rng.choice(_HOMES), rng.choice(_NEW_HOMES))
+    kids = tuple(rng.sample(_KIDS, rng.choice((1, 2, 2, 3)))) if with_kids else ()
+    return Persona(
+        name=name,
+        nickname=nickname,
+        pronoun=pronoun,
+        british=rng.random() < 0.35,
+        partner=rng.choice(_PARTNERS),
+        kids=kids,
+        sibling=rng.choice(_SIBLINGS),
+        sibling_job=rng.choice(_SIBLING_JOBS),
+        jobs=tuple(jobs),
+        homes=homes,
+    )
