@@ -31,6 +31,8 @@ class Scale:
     page_renders: int
     floor_rows: int
     quality_conversations: tuple[int, int]  # conversations, sessions each
+    long_chats: tuple[int, int | None] = (10, None)  # conversations, sessions each (None: 20-30)
+    quality_sets: tuple[str, ...] = ("templated", "long_chats")  # the quality part's sets
     batch_proposals: int = 600  # submit part: proposals sent through POST /api/v1/proposals/batch
     conversation_turns: int = 300  # conversation part: turns loaded in batches, submitted → applied
     export_lines: int = 20_000  # lines of the receipts export streamed per recall size
@@ -55,6 +57,7 @@ SCALES = {
         3,
         500,
         (2, 6),
+        long_chats=(1, 6),
         export_lines=200,
         dreaming_memories=2_000,
         dreaming_windows=50,

@@ -9,11 +9,11 @@ from bench.long_chats import episodes as E
 from bench.long_chats import happenings as H
 from bench.long_chats import phrasing as P
 from bench.long_chats import questions as Q
-from bench.long_chats.people import Persona, pair
+from bench.long_chats.people import Persona, names, pair
 
 SESSIONS = (20, 30)  # sessions per conversation, drawn in this range unless given
 TURNS = (15, 30)  # turns per session, drawn in this range (more if what is told needs them)
-ADVERSARIAL_SHARE = 0.35  # happenings of one person also asked about the other
+ADVERSARIAL_SHARE = 0.5  # happenings of one person also asked about the other
 
 Render = Callable[[random.Random, set], list[E.Line]]
 
@@ -23,19 +23,17 @@ def generate(*, conversations: int, sessions: int | None = None, seed: int = 13)
     if sessions is not None and sessions < 4:
         raise ValueError("a long chat needs at least 4 sessions")
     built, questions = [], []
-    for number in range(1, conversations + 1):
-        conversation, asked = _conversation(
-            random.Random(f"custodian-long-chats-{seed}-{number}"), number, sessions
-        )
+    people = names(random.Random(f"custodian-long-chats-{seed}"), conversations)
+    for number, who in enumerate(people, start=1):
+        rng = random.Random(f"custodian-long-chats-{seed}-{number}")
+        conversation, asked = _conversation(rng, number, who, sessions)
         built.append(conversation)
         questions += asked
     return Dataset(built, questions)
 
 
-def _conversation(
-    rng: random.Random, number: int, sessions: int | None
-) -> tuple[Conversation, list[Question]]:
-    a, b = pair(rng)
+def _conversation(rng: random.Random, number: int, who, sessions: int | None) -> tuple:
+    a, b = pair(rng, who)
     count = sessions or rng.randint(*SESSIONS)
     plan: list[list[Render]] = [[] for _ in range(count)]
     told: list[E.Told] = []
@@ -96,14 +94,14 @@ def _place_states(rng, plan, person: Persona, other: Persona) -> list[Q.State]:
         plan[session].append(lambda r, used: E.state_lines(r, person, other, told, reply, label, values))
         return label
 
-    jobs = [tell(early(), f"{tag}.job0", P.JOB_FIRST, P.JOB_REACT[1:], _job(person, 0))]
+    jobs = [tell(early(), f"{tag}.job0", P.JOB_FIRST, P.JOB_FIRST_REACT, _job(person, 0))]
     moments = sorted(rng.sample(range(n // 3 + 1, n), len(person.jobs) - 1))
     for k, session in enumerate(moments, start=1):
         jobs.append(tell(session, f"{tag}.job{k}", P.JOB_CHANGE, P.JOB_REACT, _job(person, k)))
     states.append(Q.State(person, "job", jobs))
     (kind0, where0), (kind1, where1) = person.homes
     homes = [
-        tell(early(), f"{tag}.home0", P.HOME_FIRST, P.FAVORITE_REACT, {"kind": kind0, "where": where0}),
+        tell(early(), f"{tag}.home0", P.HOME_FIRST, P.HOME_FIRST_REACT, {"kind": kind0, "where": where0}),
         tell(
             rng.randrange(n // 2, n),
             f"{tag}.home1",
@@ -125,7 +123,7 @@ def _place_states(rng, plan, person: Persona, other: Persona) -> list[Q.State]:
     relation, sibling = person.sibling
     first = rng.randrange(0, n - 1)
     sib = {"relation": relation, "sibling": sibling, "job": person.sibling_job}
-    intro = tell(first, f"{tag}.sib0", P.SIBLING_INTRO, P.FAVORITE_REACT, sib)
+    intro = tell(first, f"{tag}.sib0", P.SIBLING_INTRO, P.SIBLING_INTRO_REACT, sib)
     news = tell(rng.randrange(first + 1, n), f"{tag}.sib1", P.SIBLING_JOB, P.SIBLING_REACT, sib)
     states.append(Q.State(person, "sibling", [intro, news]))
     return states
@@ -137,20 +135,19 @@ def _job(person: Persona, k: int) -> dict:
 
 
 def _session_lines(rng, a: Persona, b: Persona, renders: list[Render], started) -> list[E.Line]:
-    """Greeting, what is told (with chit-chat between), chit-chat up to the session's length, farewell."""
+    """Greeting, what is told with chit-chat between the episodes up to the session's length, farewell."""
     first, second = (a, b) if rng.random() < 0.5 else (b, a)
     used: set = set()
-    body: list[E.Line] = []
     rng.shuffle(renders)
-    for render in renders:
-        body += render(rng, used)
-        if rng.random() < 0.4:
-            body += E.small_talk(rng, *rng.sample((a, b), 2), used)
+    blocks = [render(rng, used) for render in renders]
     target = rng.randint(*TURNS) - 4
-    while len(body) < target:
-        at = rng.randrange(len(body) + 1)
-        body[at:at] = E.small_talk(rng, *rng.sample((a, b), 2), used)
+    while sum(map(len, blocks)) < target or (rng.random() < 0.3 and len(blocks) < 2 * len(renders) + 1):
+        at = rng.randrange(len(blocks) + 1)
+        last = blocks[at - 1][-1][0] if at else second.name
+        opener, listener = (b, a) if last == a.name else (a, b)
+        blocks.insert(at, E.small_talk(rng, opener, listener, used))
     weekday = P.WEEKDAYS[started.weekday()]
+    body = [line for block in blocks for line in block]
     return E.greeting(rng, first, second, weekday) + body + E.farewell(rng, second, first)
 
 

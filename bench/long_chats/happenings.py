@@ -33,14 +33,8 @@ class Happening:
     needs_kids: bool = False
 
 
-def _h(key, group, traits, slots, core, ask, answer, follow, detail, again, questions, kids=False):
-    return Happening(
-        key, group, traits, slots, core, ask, answer, follow, detail, again, questions, needs_kids=kids
-    )
-
-
 KIDS = (
-    _h(
+    Happening(
         "camping",
         "kids",
         ("outdoors",),
@@ -64,10 +58,11 @@ KIDS = (
             (SINGLE_HOP, "core", "Where did {X} go camping with {poss} children?"),
             (TEMPORAL, "core", "When did {X} go on a camping trip with the family?"),
             (SINGLE_HOP, "detail", "What wild animal did {X}'s child see near the tent?"),
+            (SINGLE_HOP, "core", "Which campsite did {X}'s family stay at?"),
         ),
-        kids=True,
+        needs_kids=True,
     ),
-    _h(
+    Happening(
         "museum",
         "kids",
         ("curious",),
@@ -85,10 +80,11 @@ KIDS = (
             (SINGLE_HOP, "core", "Which museum did {X} visit with {poss} kids?"),
             (TEMPORAL, "core", "When did {X} bring the children to the museum?"),
             (SINGLE_HOP, "detail", "Which exhibit did {X}'s kid love the most?"),
+            (TEMPORAL, "core", "When did {X}'s kids see the dinosaur bones?"),
         ),
-        kids=True,
+        needs_kids=True,
     ),
-    _h(
+    Happening(
         "beach",
         "kids",
         ("outdoors",),
@@ -102,10 +98,11 @@ KIDS = (
         (
             (SINGLE_HOP, "core", "Which beach did {X} and the kids go to?"),
             (TEMPORAL, "core", "When did {X} spend a day at the seaside with the kids?"),
+            (SINGLE_HOP, "detail", "What did {X}'s kid bring back from the seashore?"),
         ),
-        kids=True,
+        needs_kids=True,
     ),
-    _h(
+    Happening(
         "pottery",
         "kids",
         ("creative",),
@@ -122,10 +119,11 @@ KIDS = (
         (
             (SINGLE_HOP, "detail", "What did {X} create at the clay class?"),
             (TEMPORAL, "core", "When did {X} do pottery with {poss} kids?"),
+            (SINGLE_HOP, "core", "What kind of workshop did {X} attend with the kids?"),
         ),
-        kids=True,
+        needs_kids=True,
     ),
-    _h(
+    Happening(
         "zoo",
         "kids",
         ("animals",),
@@ -140,10 +138,11 @@ KIDS = (
             (SINGLE_HOP, "core", "Where did {X} take {poss} kid that they had been begging to visit?"),
             (TEMPORAL, "core", "When did {X} visit the zoo with the children?"),
             (SINGLE_HOP, "detail", "Which animals did {X}'s child watch for a long time?"),
+            (SINGLE_HOP, "core", "Which zoo did {X}'s family go to?"),
         ),
-        kids=True,
+        needs_kids=True,
     ),
-    _h(
+    Happening(
         "swimming",
         "kids",
         ("fitness",),
@@ -157,10 +156,11 @@ KIDS = (
         (
             (SINGLE_HOP, "core", "Where does {X}'s child take swim classes?"),
             (TEMPORAL, "core", "When did {X}'s kid begin learning to swim?"),
+            (SINGLE_HOP, "detail", "What swimming aid did {X}'s kid use to do a full length?"),
         ),
-        kids=True,
+        needs_kids=True,
     ),
-    _h(
+    Happening(
         "painting",
         "kids",
         ("creative",),
@@ -177,8 +177,9 @@ KIDS = (
         (
             (SINGLE_HOP, "core", "What did {X} and the kids paint?"),
             (TEMPORAL, "core", "When did {X} paint with {poss} children?"),
+            (SINGLE_HOP, "detail", "Where did {X} put the picture the family painted?"),
         ),
-        kids=True,
+        needs_kids=True,
     ),
 )
 ANIMALS = ("deer", "fox", "owl", "raccoon")
@@ -187,7 +188,7 @@ EXHIBITS = ("space", "ocean", "volcano", "ancient Egypt")
 SHELLS = ("crab shell", "piece of sea glass", "starfish")
 FLOATS = ("pool noodle", "kickboard")
 
-TRIPS = _h(
+TRIPS = Happening(
     "trip",
     "trip",
     ("travel",),
@@ -204,6 +205,7 @@ TRIPS = _h(
     (
         (SINGLE_HOP, "detail", "What dish did {X} enjoy most in {city}?"),
         (TEMPORAL, "core", "When did {X} travel to {city}?"),
+        (SINGLE_HOP, "core", "How many days did {X} spend in {city}?"),
     ),
 )
 CITIES = (
@@ -213,13 +215,13 @@ CITIES = (
 )  # fmt: skip
 
 CLASSES = (
-    _h(
+    Happening(
         "salsa",
         "class",
         ("music", "fitness"),
         {"studio": ("a dance studio downtown", "the community center")},
         ("I signed up for salsa lessons at {studio}! First class was {when}.",),
-        ("Did you go to that dance class you were thinking about?",),
+        ("Did you go to that salsa class you were thinking about?",),
         ("I did! Went for the first time {when} and I was terrible but loved every minute.",),
         ("Haha that's brave! Did you step on anyone's toes?",),
         ("Only twice! The teacher says I have {compliment}.",),
@@ -227,15 +229,16 @@ CLASSES = (
         (
             (SINGLE_HOP, "core", "What kind of dancing is {X} learning?"),
             (TEMPORAL, "core", "When did {X} start taking dance lessons?"),
+            (SINGLE_HOP, "detail", "What did the dance instructor say about {X}?"),
         ),
     ),
-    _h(
+    Happening(
         "climbing",
         "class",
         ("outdoors", "fitness"),
         {"gym": ("the bouldering gym", "a climbing gym near work")},
         ("I started rock climbing {when} at {gym}, my arms are jelly.",),
-        ("So have you tried that climbing place yet?",),
+        ("So have you tried {gym} yet?",),
         ("Yes! Went {when} and I'm hooked already.",),
         ("No way! Is it scary up there?",),
         ("A bit, but I made it to the top of a {grade} route on my third try.",),
@@ -243,15 +246,16 @@ CLASSES = (
         (
             (SINGLE_HOP, "core", "What new sport has {X} taken up?"),
             (TEMPORAL, "core", "When did {X} begin climbing?"),
+            (SINGLE_HOP, "detail", "Which climbing route did {X} finish on the third attempt?"),
         ),
     ),
-    _h(
+    Happening(
         "photography",
         "class",
         ("creative",),
         {"course": ("an evening photography course", "a weekend photo workshop")},
         ("I joined {course} {when}, we're learning to shoot in manual.",),
-        ("Did you end up signing up for that camera course?",),
+        ("Did you end up signing up for {course}?",),
         ("I did, started {when}! Way harder than I expected.",),
         ("Cool! What have you been photographing?",),
         ("Mostly {photo_subject}, the teacher liked my shots.",),
@@ -259,15 +263,16 @@ CLASSES = (
         (
             (SINGLE_HOP, "core", "What course did {X} enroll in?"),
             (SINGLE_HOP, "detail", "What does {X} like to take pictures of?"),
+            (TEMPORAL, "core", "When did {X} begin the photography classes?"),
         ),
     ),
-    _h(
+    Happening(
         "guitar",
         "class",
         ("music",),
         {"teacher": ("a teacher from church", "an old guy down the street")},
         ("I finally started guitar lessons {when}, with {teacher}.",),
-        ("Are you still thinking about learning an instrument?",),
+        ("Are you still thinking about learning guitar?",),
         ("Actually I started guitar lessons {when}!",),
         ("That's awesome! Can you play a song yet?",),
         ("Just {song}, badly, haha. My fingertips are killing me.",),
@@ -275,15 +280,16 @@ CLASSES = (
         (
             (SINGLE_HOP, "core", "Which instrument is {X} learning to play?"),
             (SINGLE_HOP, "detail", "What song can {X} play so far?"),
+            (TEMPORAL, "core", "When did {X} begin learning the guitar?"),
         ),
     ),
-    _h(
+    Happening(
         "volunteering",
         "class",
         ("animals", "caring"),
         {"shelter": ("the animal shelter", "a dog rescue")},
         ("I started volunteering at {shelter} {when}, walking dogs on Saturdays.",),
-        ("How's the volunteering going? You were thinking about it.",),
+        ("Did you ever start volunteering at {shelter}?",),
         ("I started {when}! Best part of my week now.",),
         ("That's so kind of you, {other}. Do you have a favorite there?",),
         ("There's a shy old dog called {dog} who finally lets me pet him.",),
@@ -294,7 +300,7 @@ CLASSES = (
             (SINGLE_HOP, "detail", "What is the name of the shy dog {X} met while volunteering?"),
         ),
     ),
-    _h(
+    Happening(
         "baking",
         "class",
         ("food", "creative"),
@@ -306,8 +312,9 @@ CLASSES = (
         ("Honestly pretty good, {partner} ate {count} in one sitting.",),
         ("Baked again this weekend, the kitchen is a disaster.",),
         (
-            (SINGLE_HOP, "core", "What did {X} bake from scratch?"),
+            (SINGLE_HOP, "core", "What has {X} managed to bake at home for the first time?"),
             (TEMPORAL, "core", "When did {X} first bake {bake}?"),
+            (SINGLE_HOP, "detail", "How many of {X}'s {bake} did {partner} eat?"),
         ),
     ),
 )
@@ -319,7 +326,7 @@ DOGS = ("Rusty", "Duke", "Pickles", "Bear")
 COUNTS = ("three", "four", "half the batch")
 
 SHOWS = (
-    _h(
+    Happening(
         "support_group",
         "show",
         ("caring",),
@@ -333,9 +340,10 @@ SHOWS = (
         (
             (TEMPORAL, "core", "When did {X} attend the support group meeting?"),
             (SINGLE_HOP, "core", "What kind of support group did {X} go to?"),
+            (SINGLE_HOP, "detail", "Whose story stayed with {X} after the group?"),
         ),
     ),
-    _h(
+    Happening(
         "concert",
         "show",
         ("music",),
@@ -349,9 +357,10 @@ SHOWS = (
         (
             (SINGLE_HOP, "core", "Which band or artist did {X} watch perform?"),
             (TEMPORAL, "core", "When did {X} go to a concert?"),
+            (SINGLE_HOP, "detail", "What did the band play as the encore at {X}'s concert?"),
         ),
     ),
-    _h(
+    Happening(
         "charity_run",
         "show",
         ("fitness", "caring"),
@@ -365,9 +374,10 @@ SHOWS = (
         (
             (SINGLE_HOP, "core", "What cause did {X}'s race raise money for?"),
             (TEMPORAL, "core", "When did {X} run the charity race?"),
+            (SINGLE_HOP, "detail", "How long did it take {X} to complete the 5K?"),
         ),
     ),
-    _h(
+    Happening(
         "wedding",
         "show",
         ("social",),
@@ -381,15 +391,16 @@ SHOWS = (
         (
             (SINGLE_HOP, "detail", "Where was the wedding {X} attended held?"),
             (TEMPORAL, "core", "When did {X} go to a wedding?"),
+            (SINGLE_HOP, "core", "Whose wedding did {X} go to?"),
         ),
     ),
-    _h(
+    Happening(
         "art_show",
         "show",
         ("creative",),
         {"gallery": ("a small gallery downtown", "the art museum")},
         ("I went to an art exhibition at {gallery} {when}, so inspiring.",),
-        ("Did you make it to that exhibit you were excited about?",),
+        ("Did you make it to that art exhibit at {gallery}?",),
         ("I did, {when}! Spent two hours there.",),
         ("Nice! What kind of art was it?",),
         ("Mostly {art}, I bought a print for the hallway.",),
@@ -397,6 +408,7 @@ SHOWS = (
         (
             (SINGLE_HOP, "detail", "What style of art did {X} see at the exhibition?"),
             (TEMPORAL, "core", "When did {X} visit an art gallery?"),
+            (SINGLE_HOP, "core", "Which gallery did {X} visit?"),
         ),
     ),
 )
@@ -406,7 +418,7 @@ MINUTES = ("31", "28", "35")
 VENUES = ("an old barn in the countryside", "a vineyard", "a lighthouse by the sea")
 ARTS = ("abstract paintings", "black and white photography", "huge colorful murals")
 
-PET = _h(
+PET = Happening(
     "pet",
     "home_life",
     ("animals",),
@@ -420,12 +432,13 @@ PET = _h(
     (
         (SINGLE_HOP, "core", "What did {X} name {poss} new {pet_kind}?"),
         (TEMPORAL, "core", "When did {X} adopt a {pet_kind}?"),
+        (SINGLE_HOP, "detail", "Where does {X}'s pet sleep at night?"),
     ),
 )
 PETS = (("puppy", "dog"), ("kitten", "cat"), ("rescue dog", "dog"), ("bunny", "rabbit"))
 PET_NAMES = (("Biscuit", "she"), ("Milo", "he"), ("Luna", "she"), ("Oliver", "he"), ("Pepper", "she"))
 
-PURCHASE = _h(
+PURCHASE = Happening(
     "purchase",
     "home_life",
     (),
@@ -439,6 +452,7 @@ PURCHASE = _h(
     (
         (SINGLE_HOP, "core", "What did {X} purchase for {obj}self recently?"),
         (SINGLE_HOP, "detail", "How much did {X} pay for {poss} new {item_word}?"),
+        (TEMPORAL, "core", "When did {X} buy the {item_word}?"),
     ),
 )
 PRICES = ("two hundred bucks", "half price", "eighty dollars")

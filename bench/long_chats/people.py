@@ -23,12 +23,12 @@ _PARTNERS = ("Tom", "Anna", "Chris", "Sara", "Mark", "Jen", "Paul", "Lucy", "Gre
 _SIBLINGS = (("sister", "Hannah"), ("sister", "Claire"), ("brother", "Ryan"), ("brother", "Omar"))
 _SIBLING_JOBS = ("a dental hygienist", "a firefighter", "a high school teacher", "a software tester")
 _JOBS = (
-    ("nurse", "St. Mary's hospital"), ("graphic designer", "a small branding agency"),
-    ("high school counselor", "Lincoln High"), ("software developer", "a fintech startup"),
-    ("pastry chef", "a French bakery downtown"), ("physical therapist", "a sports clinic"),
-    ("accountant", "a mid-size firm"), ("librarian", "the public library"),
-    ("electrician", "my uncle's company"), ("marketing manager", "an outdoor gear brand"),
-    ("vet tech", "an animal hospital"), ("social worker", "the county"),
+    ("a nurse", "St. Mary's hospital"), ("a graphic designer", "a small branding agency"),
+    ("a high school counselor", "Lincoln High"), ("a software developer", "a fintech startup"),
+    ("a pastry chef", "a French bakery downtown"), ("a physical therapist", "a sports clinic"),
+    ("an accountant", "a mid-size firm"), ("a librarian", "the public library"),
+    ("an electrician", "my uncle's company"), ("a marketing manager", "an outdoor gear brand"),
+    ("a vet tech", "an animal hospital"), ("a social worker", "the county"),
 )  # fmt: skip
 _HOMES = (
     ("an apartment", "near the river"), ("a tiny flat", "above a coffee shop"),
@@ -66,9 +66,15 @@ class Persona:
         return PRONOUNS[self.pronoun][2]
 
 
-def pair(rng: random.Random) -> tuple[Persona, Persona]:
-    """Two people with different names; at least one of them has children."""
-    (a, b) = rng.sample(_PEOPLE, 2)
+def names(rng: random.Random, conversations: int) -> list[tuple[tuple, tuple]]:
+    """Two people per conversation, no name in two conversations while names last."""
+    order = rng.sample(_PEOPLE, len(_PEOPLE))
+    return [(order[2 * n % len(order)], order[(2 * n + 1) % len(order)]) for n in range(conversations)]
+
+
+def pair(rng: random.Random, who: tuple[tuple, tuple]) -> tuple[Persona, Persona]:
+    """The two people of a conversation; the first has children, the second may."""
+    a, b = who
     first = _persona(rng, a, with_kids=True)
     return first, _persona(rng, b, with_kids=rng.random() < 0.4)
 

@@ -72,7 +72,8 @@ SMALL_TALK = (
     ("I made a really good soup last night, I'll send you the recipe.",
      "Yes please! I need new dinner ideas."),
     ("We should plan a trip together sometime!", "Totally, let's actually do it this year."),
-    ("The kids have been driving me a bit crazy this week.", "Haha, hang in there. They grow up so fast though!"),
+    ("The kids have been driving me a bit crazy this week.",
+     "Haha, hang in there. They grow up so fast though!"),
     ("I've been thinking I need a new hobby, something just for me.",
      "You should! Something creative maybe?"),
     ("How's work treating you these days?", "Honestly not bad. Some days are long, but I like the people."),
@@ -97,22 +98,25 @@ AGAIN_REACT = (
 
 # State facts: told early, changed later (the last telling is the current one).
 JOB_FIRST = (
-    "Work's been hectic, being a {role} at {place} is no joke this month.",
-    "I've been a {role} at {place} for a while now and I still like it most days.",
+    "Work's been hectic, being {role} at {place} is no joke this month.",
+    "I've been {role} at {place} for a while now and I still like it most days.",
 )
 JOB_CHANGE = (
-    "Big news: I quit! Starting as a {role} at {place} next month.",
-    "So I took the plunge and switched jobs, I'm a {role} at {place} now.",
+    "Big news: I quit! Starting as {role} at {place} next month.",
+    "So I took the plunge and switched jobs, I'm {role} at {place} now.",
+)
+JOB_FIRST_REACT = (
+    "Sounds intense! Do you like the people you work with?",
+    "Wow, I don't know how you do it, {other}.",
 )
 JOB_REACT = (
     "Wait, what?! Congrats, {other}! How do you feel about it?",
     "Whoa, congrats! That's a big step.",
 )
-JOB_ANSWER = ("Excited and terrified, honestly. But it felt like the right time.",)
 HOME_FIRST = ("Our place is {kind} {where}, small but cozy.",)
 HOME_MOVE = ("We moved! We're in {kind} in {where} now, there are boxes everywhere.",)
+HOME_FIRST_REACT = ("Cozy is the best kind of place, honestly.", "That sounds lovely, {other}!")
 HOME_REACT = ("Congrats on the new place! Do you like the neighborhood?",)
-HOME_ANSWER = ("Love it so far, the neighbors already brought us cookies.",)
 FAVORITES = (
     ("color", "My favorite color has always been {value}, my whole closet is {value} lol.",
      ("teal", "mustard yellow", "forest green", "lavender")),
@@ -124,6 +128,7 @@ FAVORITES = (
 FAVORITE_REACT = ("Ha, that's so you, {other}.", "Good taste! I'll remember that.")
 SIBLING_INTRO = ("My {relation} {sibling} is coming to stay with us for a few days.",)
 SIBLING_JOB = ("{sibling} just got hired as {job}, we're all so proud!",)
+SIBLING_INTRO_REACT = ("Oh fun! Are you two close?", "Aww, that'll be nice. Say hi to {sibling} for me!")
 SIBLING_REACT = ("That's great news! Tell {sibling} congrats from me.", "Yay for {sibling}!")
 
 _BRITISH = {

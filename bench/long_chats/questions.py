@@ -22,7 +22,10 @@ KINDS = (SINGLE_HOP, MULTI_HOP, TEMPORAL, OPEN_DOMAIN, CURRENT, ADVERSARIAL)
 BRITISH_QUESTIONS = 0.3  # share of questions spelled the British way, whoever the speaker is
 
 GROUPS = {
-    "kids": ("What activities has {X} done with {poss} kids?", "What kinds of outings has {X} taken the children on?"),
+    "kids": (
+        "What activities has {X} done with {poss} kids?",
+        "What kinds of outings has {X} taken the children on?",
+    ),
     "trip": ("Which cities has {X} visited this year?", "Where has {X} traveled to on vacation?"),
     "class": ("What hobbies has {X} picked up recently?", "Which new pastimes has {X} gotten into?"),
     "show": ("What events has {X} gone to lately?", "Which gatherings or shows has {X} attended?"),
@@ -65,7 +68,7 @@ def about_happening(rng: random.Random, told: Told) -> list[Question]:
 
 def adversarial(rng: random.Random, told: Told, other: Persona) -> Question:
     """One of the happening's questions asked about ``other``, who did not do it."""
-    category, target, template = rng.choice(told.happening.questions)
+    _, target, template = rng.choice(told.happening.questions)
     gold = told.telling if target == "core" else (told.label("detail"),)
     slots = {**told.slots, "kid": other.kids[0] if other.kids else told.slots["kid"]}
     return Question(_ask(rng, template, other, slots), ADVERSARIAL, gold)
@@ -93,32 +96,36 @@ def inferred(rng: random.Random, person: Persona, told: list[Told]) -> list[Ques
     return questions
 
 
+# (kind, which tellings are gold: the newest, the one before it, or all, template)
 _STATE_QUESTIONS = {
     "job": (
-        (CURRENT, "What does {X} do for a living these days?"),
-        (CURRENT, "Who is {X} employed by now?"),
+        (CURRENT, "newest", "What does {X} do for a living these days?"),
+        (CURRENT, "newest", "Who is {X} employed by now?"),
+        (CURRENT, "newest", "What is {X}'s job now?"),
+        (SINGLE_HOP, "previous", "Where did {X} work before the latest job change?"),
+        (TEMPORAL, "newest", "When did {X} announce the career switch?"),
     ),
     "home": (
-        (CURRENT, "Where does {X} live at the moment?"),
-        (TEMPORAL, "When did {X} relocate to the new house?"),
+        (CURRENT, "newest", "Where does {X} live at the moment?"),
+        (TEMPORAL, "newest", "When did {X} relocate to the new house?"),
     ),
-    "favorite:color": ((SINGLE_HOP, "What is {X}'s favorite color?"),),
-    "favorite:book": ((SINGLE_HOP, "Which novel does {X} love rereading?"),),
-    "favorite:food": ((SINGLE_HOP, "What dish could {X} eat every single day?"),),
-    "sibling": ((MULTI_HOP, "What does {X}'s {relation} do for work?"),),
+    "favorite:color": ((SINGLE_HOP, "all", "What is {X}'s favorite color?"),),
+    "favorite:book": ((SINGLE_HOP, "all", "Which novel does {X} love rereading?"),),
+    "favorite:food": ((SINGLE_HOP, "all", "What dish could {X} eat every single day?"),),
+    "sibling": (
+        (MULTI_HOP, "all", "What does {X}'s {relation} do for work?"),
+        (TEMPORAL, "newest", "When did {X}'s {relation} land a new position?"),
+    ),
 }
 
 
 def about_state(rng: random.Random, state: State) -> list[Question]:
-    """Current questions cite the newest telling (older ones superseded); others all tellings."""
+    """Current questions cite the newest telling and list the older ones as superseded."""
     relation = state.owner.sibling[0]
     questions = []
-    for category, template in _STATE_QUESTIONS[state.kind]:
+    for category, which, template in _STATE_QUESTIONS[state.kind]:
         text = _ask(rng, template, state.owner, {"relation": relation})
-        if category == CURRENT:
-            questions.append(Question(text, category, (state.labels[-1],), tuple(state.labels[:-1])))
-        elif category == TEMPORAL:
-            questions.append(Question(text, category, (state.labels[-1],)))
-        else:
-            questions.append(Question(text, category, tuple(state.labels)))
+        gold = {"newest": state.labels[-1:], "previous": state.labels[-2:-1], "all": state.labels}[which]
+        stale = tuple(state.labels[:-1]) if category == CURRENT else ()
+        questions.append(Question(text, category, tuple(gold), stale))
     return questions
