@@ -27,7 +27,6 @@ from memory_core.models import Memory
 
 CLIENTS = 2  # each sends its share of the turns in batches (POST /api/v1/proposals/batch)
 BATCH_SIZE = 500
-ADJACENCY_QUESTIONS = 200  # questions asked again with context.neighbours 1, spread over the set
 
 # Each set in its own tenant, so neither's turns rank against the other's.
 SETS = {
@@ -176,9 +175,9 @@ def _ask(ctx: Context, world, dataset: Dataset, keys: dict[str, str]) -> tuple[l
 def _neighbours(ctx: Context, world, dataset: Dataset, keys: dict[str, str]) -> dict:
     """Ask a spread of the questions again with one neighbour each side; score the neighbours shown."""
     client = ApiClient("127.0.0.1", ctx.stack.port, world.token)
-    step = max(len(dataset.questions) // ADJACENCY_QUESTIONS, 1)
+    wanted = ctx.scale.adjacency_questions
     served = []
-    for question in dataset.questions[::step][:ADJACENCY_QUESTIONS]:
+    for question in dataset.questions[:: max(len(dataset.questions) // wanted, 1)][:wanted]:
         status, body, _ = client.request(
             "POST",
             "/api/v1/recall/search",
