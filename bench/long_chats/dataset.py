@@ -13,7 +13,7 @@ from bench.long_chats.people import Persona, names, pair
 
 SESSIONS = (20, 30)  # sessions per conversation, drawn in this range unless given
 TURNS = (15, 30)  # turns per session, drawn in this range (more if what is told needs them)
-ADVERSARIAL_SHARE = 0.5  # happenings of one person also asked about the other
+ADVERSARIAL_SHARE = 0.8  # happenings of one person also asked about the other
 
 Render = Callable[[random.Random, set], list[E.Line]]
 
@@ -55,19 +55,19 @@ def _conversation(rng: random.Random, number: int, who, sessions: int | None) ->
 
 def _place_happenings(rng, plan, person: Persona, other: Persona, *, start: int) -> list[E.Told]:
     """Pick what the person does, place each in a session, and a later passing mention of some."""
-    chosen = list(rng.sample(H.CLASSES, rng.randint(2, 3))) + list(rng.sample(H.SHOWS, rng.randint(2, 3)))
+    chosen = list(rng.sample(H.CLASSES, rng.randint(3, 5))) + list(rng.sample(H.SHOWS, rng.randint(3, 5)))
     if person.kids:
-        chosen += rng.sample(H.KIDS, rng.randint(3, 4))
+        chosen += rng.sample(H.KIDS, rng.randint(4, 6))
     extras: list[dict] = [{} for _ in chosen]
-    for city, food in rng.sample(H.CITIES, rng.randint(2, 3)):
+    for city, food in rng.sample(H.CITIES, rng.randint(3, 4)):
         chosen.append(H.TRIPS)
         extras.append({"city": city, "food": food, "days": rng.choice(("four", "five", "six"))})
-    if rng.random() < 0.6:
+    if rng.random() < 0.8:
         (pet, kind), (name, pronoun) = rng.choice(H.PETS), rng.choice(H.PET_NAMES)
         chosen.append(H.PET)
         extras.append({"pet": pet, "pet_kind": kind, "pet_name": name, "pet_sub": pronoun,
                        "pet_obj": "her" if pronoun == "she" else "him"})  # fmt: skip
-    if rng.random() < 0.5:
+    if rng.random() < 0.7:
         chosen.append(H.PURCHASE)
         extras.append({})
     told = []
