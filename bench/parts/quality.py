@@ -27,6 +27,7 @@ from memory_core.models import Memory
 
 CLIENTS = 2  # each sends its share of the turns in batches (POST /api/v1/proposals/batch)
 BATCH_SIZE = 500
+LOAD_TIMEOUT = 3600  # s; the embedded broker applies the full long-chat set in about 30 minutes
 
 # Each set in its own tenant, so neither's turns rank against the other's.
 SETS = {
@@ -52,7 +53,7 @@ def _measure(ctx: Context, name: str) -> dict:
     try:
         started = time.perf_counter()
         refused = _load(ctx, world, dataset, tenant)
-        wait_for_outbox(world.tenant)
+        wait_for_outbox(world.tenant, timeout=LOAD_TIMEOUT)
         load_seconds = time.perf_counter() - started
     finally:
         ctx.stack.stop_workers()
