@@ -4,6 +4,7 @@ python -m bench                      # the full run (make bench)
 python -m bench --scale smoke        # seconds; CI runs this
 python -m bench --only recall,verify # some parts (see bench/README.md)
 python -m bench --only quality --embedded  # on the embedded default (SQLite, filesystem broker)
+python -m bench --only quality --dataset long_chats --long-chats 3  # one quality set, 3 conversations
 python -m bench --only gateway       # MGP's reference gateway beside Custodian's submit (needs wrk)
 """
 
@@ -74,6 +75,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--recall-sizes", default="", help="comma-separated sizes, instead of the scale's")
     parser.add_argument("--drain-backlog", type=int, help="entries per drain run, instead of the scale's")
+    parser.add_argument(
+        "--dataset",
+        choices=["templated", "long_chats", "both"],
+        default="both",
+        help="the quality part's generated sets (bench/conversations.py, bench/long_chats/)",
+    )
+    parser.add_argument("--long-chats", type=int, help="long-chat conversations, instead of the scale's")
     args = parser.parse_args(argv)
     parts = [part.strip() for part in args.only.split(",") if part.strip()] or [
         part for part in PARTS if args.scale == "full" or part not in FULL_ONLY_PARTS
@@ -130,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
             scale = dataclasses.replace(scale, recall_sizes=sizes)
         if args.drain_backlog:
             scale = dataclasses.replace(scale, drain_backlog=args.drain_backlog)
+        scale = _quality_scale(scale, args)
         ctx = Context(stack=stack, scale=scale, quiet=args.quiet)
         for name in parts:
             part_started = time.perf_counter()
@@ -147,6 +156,15 @@ def main(argv: list[str] | None = None) -> int:
     report.plots(document, out)
     print(report.markdown(document))
     return 0
+
+
+def _quality_scale(scale, args):
+    """The scale with the quality sets and long-chat size the flags ask for."""
+    sets = ("templated", "long_chats") if args.dataset == "both" else (args.dataset,)
+    scale = dataclasses.replace(scale, quality_sets=sets)
+    if args.long_chats:
+        scale = dataclasses.replace(scale, long_chats=(args.long_chats, scale.long_chats[1]))
+    return scale
 
 
 def _flush_broker(redis_url: str) -> None:

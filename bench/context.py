@@ -31,6 +31,9 @@ class Scale:
     page_renders: int
     floor_rows: int
     quality_conversations: tuple[int, int]  # conversations, sessions each
+    long_chats: tuple[int, int | None] = (10, None)  # conversations, sessions each (None: 20-30)
+    quality_sets: tuple[str, ...] = ("templated", "long_chats")  # the quality part's sets
+    adjacency_questions: int = 200  # quality questions asked again with context.neighbours 1, per set
     batch_proposals: int = 600  # submit part: proposals sent through POST /api/v1/proposals/batch
     conversation_turns: int = 300  # conversation part: turns loaded in batches, submitted → applied
     export_lines: int = 20_000  # lines of the receipts export streamed per recall size
@@ -55,6 +58,8 @@ SCALES = {
         3,
         500,
         (2, 6),
+        long_chats=(1, 4),
+        adjacency_questions=20,
         export_lines=200,
         dreaming_memories=2_000,
         dreaming_windows=50,

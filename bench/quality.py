@@ -5,11 +5,13 @@ few lines of Python: lower-cased words, English stop words dropped, no
 stemming, no access control. Pure Python (no Django).
 """
 
+import itertools
 import math
 import re
 from collections import Counter
 
 from bench.conversations import CATEGORIES, Dataset, Question
+from bench.long_chats import KINDS
 
 _WORD = re.compile(r"[a-z0-9]+")
 STOP_WORDS = frozenset(
@@ -114,7 +116,7 @@ class Bm25:
 
 def evaluate(questions: list[Question], answers: list[list[str]]) -> dict:
     """Score ranked turn keys per question; return the metrics per category and over all."""
-    rows: dict[str, list[dict]] = {category: [] for category in CATEGORIES}
+    rows: dict[str, list[dict]] = {category: [] for category in dict.fromkeys((*CATEGORIES, *KINDS))}
     for question, served in zip(questions, answers, strict=True):
         rows[question.category].append(_score(question, served))
     table = {category: _mean(scores) for category, scores in rows.items() if scores}
@@ -152,3 +154,32 @@ def baseline(dataset: Dataset) -> dict:
     """The BM25 baseline's metrics on ``dataset``."""
     index = Bm25({turn.key: turn.statement for turn in dataset.turns})
     return evaluate(dataset.questions, [index.search(q.text) for q in dataset.questions])
+
+
+def adjacency(dataset: Dataset, served: list[tuple[str, dict[str, list[str]]]]) -> dict:
+    """Of the neighbours shown next to served turns, the share that are the turn just before or after.
+
+    ``served`` holds (turn key, {"before": keys, "after": keys}) per served
+    item asked with one neighbour a side. ``missing`` is the share of true
+    neighbours (a turn has none before its session's first) not shown.
+    """
+    before, after = {}, {}
+    for conversation in dataset.conversations:
+        for session in conversation.sessions:
+            for earlier, later in itertools.pairwise(session):
+                before[later.key], after[earlier.key] = earlier.key, later.key
+    truth = {"before": before, "after": after}
+    shown = adjacent = expected = found = 0
+    for key, sides in served:
+        for side, keys in sides.items():
+            shown += len(keys)
+            adjacent += sum(truth[side].get(key) == k for k in keys)
+            if key in truth[side]:
+                expected += 1
+                found += truth[side][key] in keys
+    return {
+        "served": len(served),
+        "neighbours": shown,
+        "adjacent": round(adjacent / shown, 3) if shown else 0.0,
+        "missing": round(1 - found / expected, 3) if expected else 0.0,
+    }

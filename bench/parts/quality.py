@@ -14,41 +14,56 @@ from concurrent.futures import ThreadPoolExecutor
 
 from django.db import connection
 
+from bench import conversations, long_chats
 from bench.client import ApiClient
 from bench.context import Context
-from bench.conversations import Conversation, Dataset, Turn, generate
+from bench.conversations import Conversation, Dataset, Turn
 from bench.parts.recall import _vacuum_analyze
 from bench.parts.submit import wait_for_outbox
-from bench.quality import baseline, evaluate
+from bench.quality import adjacency, baseline, evaluate
 from bench.stats import Run
 from bench.world import grant_users, make_world
 from memory_core.models import Memory
 
 CLIENTS = 2  # each sends its share of the turns in batches (POST /api/v1/proposals/batch)
 BATCH_SIZE = 500
+LOAD_TIMEOUT = 3600  # s; the embedded broker applies the full long-chat set in about 30 minutes
+
+# Each set in its own tenant, so neither's turns rank against the other's.
+SETS = {
+    "templated": ("bench-quality", lambda scale: conversations.generate(
+        conversations=scale.quality_conversations[0], sessions=scale.quality_conversations[1])),
+    "long_chats": ("bench-quality-long", lambda scale: long_chats.generate(
+        conversations=scale.long_chats[0], sessions=scale.long_chats[1])),
+}  # fmt: skip
 
 
 def run(ctx: Context) -> dict:
-    conversations, sessions = ctx.scale.quality_conversations
-    dataset = generate(conversations=conversations, sessions=sessions)
-    world = make_world("bench-quality")
+    return {"sets": {name: _measure(ctx, name) for name in ctx.scale.quality_sets}}
+
+
+def _measure(ctx: Context, name: str) -> dict:
+    tenant, make = SETS[name]
+    dataset = make(ctx.scale)
+    world = make_world(tenant)
     grant_users(
         world.agent, sorted({_subject(c, t) for c in dataset.conversations for s in c.sessions for t in s})
     )
     ctx.stack.start_workers(1)
     try:
         started = time.perf_counter()
-        refused = _load(ctx, world, dataset)
-        wait_for_outbox(world.tenant)
+        refused = _load(ctx, world, dataset, tenant)
+        wait_for_outbox(world.tenant, timeout=LOAD_TIMEOUT)
         load_seconds = time.perf_counter() - started
     finally:
         ctx.stack.stop_workers()
     if connection.vendor == "postgresql":
         _vacuum_analyze()
-    keys = _turn_keys(world.tenant)
+    keys = _turn_keys(world.tenant, dataset)
     answers, latency = _ask(ctx, world, dataset, keys)
     return {
-        "conversations": conversations,
+        "conversations": len(dataset.conversations),
+        "sessions": sum(len(c.sessions) for c in dataset.conversations),
         "turns": len(dataset.turns),
         "memories": len(keys),
         "refused_turns": refused,
@@ -56,6 +71,7 @@ def run(ctx: Context) -> dict:
         "load_seconds": round(load_seconds, 1),
         "custodian": evaluate(dataset.questions, answers),
         "bm25": baseline(dataset),
+        "neighbours": _neighbours(ctx, world, dataset, keys),
         "search": latency.summary(),
     }
 
@@ -64,9 +80,9 @@ def _subject(conversation: Conversation, turn: Turn) -> str:
     return f"c{conversation.number}-{turn.speaker.lower()}"
 
 
-def _load(ctx: Context, world, dataset: Dataset) -> int:
+def _load(ctx: Context, world, dataset: Dataset, source: str) -> int:
     """Register each session as evidence, then propose its turns; return how many were not accepted."""
-    payloads = turn_payloads(ApiClient("127.0.0.1", ctx.stack.port, world.token), dataset, "bench-quality")
+    payloads = turn_payloads(ApiClient("127.0.0.1", ctx.stack.port, world.token), dataset, source)
 
     def submit(chunk: list[tuple[str, dict]]) -> int:
         own, refused = ApiClient("127.0.0.1", ctx.stack.port, world.token), 0
@@ -131,15 +147,14 @@ def _proposal(conversation: Conversation, turn: Turn, binding: dict) -> tuple[st
     }
 
 
-def _turn_keys(tenant) -> dict[str, str]:
+def _turn_keys(tenant, dataset: Dataset) -> dict[str, str]:
     """Memory id → turn key, by the (session, statement) each memory was proposed with."""
-    rows = Memory.objects.filter(tenant=tenant).values_list("id", "content")
-    return {str(pk): (content["session_id"], content["statement"]) for pk, content in rows}
-
-
-def _ask(ctx: Context, world, dataset: Dataset, memories: dict) -> tuple[list[list[str]], Run]:
     by_text = {(t.session, t.statement): t.key for t in dataset.turns}
-    keys = {pk: by_text[session_statement] for pk, session_statement in memories.items()}
+    rows = Memory.objects.filter(tenant=tenant).values_list("id", "content")
+    return {str(pk): by_text[content["session_id"], content["statement"]] for pk, content in rows}
+
+
+def _ask(ctx: Context, world, dataset: Dataset, keys: dict[str, str]) -> tuple[list[list[str]], Run]:
     client = ApiClient("127.0.0.1", ctx.stack.port, world.token)
     answers, latency = [], Run()
     started = time.perf_counter()
@@ -156,3 +171,24 @@ def _ask(ctx: Context, world, dataset: Dataset, memories: dict) -> tuple[list[li
         answers.append([keys[item["memory"]["memory_id"]] for item in body["results"]])
     latency.wall_seconds = time.perf_counter() - started
     return answers, latency
+
+
+def _neighbours(ctx: Context, world, dataset: Dataset, keys: dict[str, str]) -> dict:
+    """Ask a spread of the questions again with one neighbour each side; score the neighbours shown."""
+    client = ApiClient("127.0.0.1", ctx.stack.port, world.token)
+    wanted = ctx.scale.adjacency_questions
+    served = []
+    for question in dataset.questions[:: max(len(dataset.questions) // wanted, 1)][:wanted]:
+        status, body, _ = client.request(
+            "POST",
+            "/api/v1/recall/search",
+            {"query": question.text, "limit": 10, "context": {"neighbours": 1}},
+        )
+        assert status == 200, body
+        for item in body["results"]:
+            sides = {
+                side: [keys[n["memory"]["memory_id"]] for n in item["context"][side]]
+                for side in ("before", "after")
+            }
+            served.append((keys[item["memory"]["memory_id"]], sides))
+    return adjacency(dataset, served)
