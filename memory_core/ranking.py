@@ -88,7 +88,7 @@ _FIRST = RankingWeights(
 _DENSE = replace(_FIRST, version="2026-12-15.1", dense=0.25)
 WEIGHTS = {
     weights.version: weights
-    for weights in (_FIRST, _DENSE, replace(_DENSE, version="2026-12-22.1", episode=0.5))
+    for weights in (_FIRST, _DENSE, replace(_DENSE, version="2026-12-22.1", episode=0.5, recency=0.0))
 }
 DEFAULT_VERSION = "2026-12-22.1"
 
