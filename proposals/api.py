@@ -217,6 +217,7 @@ class ProposalOutput(serializers.ModelSerializer):
             "required_approvals",
             "matched_rule",
             "reason_codes",
+            "admission_findings",
             "policy_version",
             "policy_fingerprint",
             "registration_version",
@@ -399,6 +400,7 @@ def submission_response(submission: Submission, agent: Agent) -> Response:
             policy_fingerprint=proposal.policy_fingerprint,
             **_evidence_problems(proposal),
             **_dedupe_problems(proposal),
+            **({"findings": proposal.admission_findings} if proposal.admission_findings else {}),
         )
     else:
         response = Response(proposal_json(proposal), status=status.HTTP_201_CREATED)
