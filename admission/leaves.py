@@ -20,7 +20,9 @@ def string_leaves(sources: Mapping[str, Any]) -> tuple[list[tuple[str, str]], li
     return values, keys
 
 
-def _walk(path: str, value: Any, depth: int, values: list, keys: list) -> None:
+def _walk(
+    path: str, value: Any, depth: int, values: list[tuple[str, str]], keys: list[tuple[str, str]]
+) -> None:
     if isinstance(value, str):
         if value:
             values.append((path, value))
