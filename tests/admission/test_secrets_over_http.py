@@ -224,5 +224,9 @@ def test_a_secret_in_an_mgp_source_is_refused_and_stored_nowhere(settings, agent
     settings.CUSTODIAN_MGP_WAIT_SECONDS = 0
     mem = memory(source={"kind": "chat", "ref": f"chat:alice:{key}"})
     response = call(agent, "write", {"memory": mem}, "write", subject={"kind": "user", "id": "pm-alice"})
-    assert 400 <= response.status_code < 500, response.content
+    assert response.status_code == 403, response.content
+    error = response.json()["error"]
+    assert error["code"] == "MGP_POLICY_DENIED"
+    assert error["details"]["reason"] == "secret_detected", error
+    assert not EvidenceRevision.objects.exists() and not Proposal.objects.exists()
     _assert_stored_nowhere(key, answered=response.content.decode())
