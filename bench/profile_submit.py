@@ -1,5 +1,8 @@
 """In-process cost of a submission: CPU ms, SQL statements and Redis round trips per proposal.
 
+It also prints the admission firewall's share of that CPU (``firewall_cost``): the scan of one
+proposal of ordinary size, its target at most 1 ms.
+
 Wall-clock throughput on a shared machine measures the neighbours; this counts the web process's
 own CPU (``time.process_time``), its statements and its Redis round trips (throttle counter,
 broker publishes), through the real URL, auth, throttle and services (Django's test client, no
@@ -125,6 +128,25 @@ def measure(client: APIClient, world, *, proposals: int, batch: int, start: int,
     }
 
 
+def firewall_cost(world, *, proposals: int, start: int) -> dict:
+    """CPU the admission firewall adds to one submission: scanning what it carries, folding in its evidence.
+
+    The same payloads as the submit path (``proposals.firewall.screen`` is what freezing calls),
+    so the figure is the firewall's share of ``cpu_ms_per_proposal``, not a synthetic string.
+    """
+    from proposals.firewall import screen
+
+    payloads = [preference_payload(world, n) for n in range(start, start + proposals)]
+    revisions = list(world.evidence)
+    for payload in payloads[:20]:  # warm the compiled patterns and the plugins' imports
+        screen(payload, revisions)
+    started = time.process_time()
+    for payload in payloads:
+        screen(payload, revisions)
+    cpu = time.process_time() - started
+    return {"cpu_ms_per_proposal": round(cpu * 1000 / proposals, 3)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--proposals", type=int, default=300)
@@ -154,8 +176,10 @@ def main() -> None:
         start=base + 2 * 10**6,
         profiler=profilers["batch"],
     )
+    firewall = firewall_cost(world, proposals=args.proposals * 10, start=base + 3 * 10**6)
     print(f"single submit: {single}")
     print(f"batch of 100:  {batched}")
+    print(f"admission firewall (included above): {firewall}")
     for profiler in profilers.values():
         if profiler:
             pstats.Stats(profiler).sort_stats("cumulative").print_stats(35)

@@ -64,7 +64,15 @@ def parse_when(
 
 
 def matches(when: Mapping[str, frozenset[Any]], facts: Mapping[str, Any]) -> bool:
-    return all(facts.get(name) in allowed for name, allowed in when.items())
+    """True if every fact in ``when`` has a listed value; a list-valued fact matches if any item is
+    listed (an empty list matches ``none``)."""
+    return all(_fact_matches(facts.get(name), allowed) for name, allowed in when.items())
+
+
+def _fact_matches(value: Any, allowed: frozenset[Any]) -> bool:
+    if isinstance(value, list | tuple):
+        return any(item in allowed for item in value) if value else "none" in allowed
+    return value in allowed
 
 
 class Rule(Protocol):

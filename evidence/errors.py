@@ -11,3 +11,11 @@ class InvalidationNotPermitted(DomainError):
     code = "permission_denied"
     status = 403
     title = "This agent may not invalidate evidence (ask an operator to allow it)"
+
+
+class SecretInEvidence(DomainError):
+    """The content holds a credential or key; nothing was stored. ``findings`` names where, never what."""
+
+    code = "secret_detected"
+    status = 422
+    title = "The content holds a credential or key; it was not stored"

@@ -78,6 +78,9 @@ class EvidenceRevision(models.Model):
     content_hash = models.CharField(max_length=64)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.VALID)
     status_reason = models.CharField(max_length=500, blank=True)
+    # The admission firewall's findings in the content when it was registered (injection markers,
+    # personal data; a secret is refused before any row exists): detector, field path, kind, span.
+    admission_findings = models.JSONField(default=list, db_default=[], blank=True)
     created_by = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 

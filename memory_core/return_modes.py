@@ -1,5 +1,8 @@
 """Render a memory in the view the read policy chose: raw, summary, masked or metadata_only.
 
+The masked view hides every string and redacts the personal data that the admission
+firewall's detectors find in what it keeps (keys and numbers).
+
 Every view is built from an allow-list of fields, so nothing is shown that
 a mode did not ask for. ``consumable_text`` (what an agent may paste into a
 prompt) always comes from the transformed view, never from the raw memory;
@@ -8,6 +11,7 @@ MGP's reference gateway leaks the raw statement next to a masked item.
 
 from typing import Any
 
+from admission import redact_personal
 from memory_core.models import Memory
 
 MASK = "***"
@@ -88,12 +92,19 @@ def _summary(memory: Memory) -> str:
 
 
 def _mask(value: Any) -> Any:
+    """Mask every string; keep the shape (keys, numbers, booleans) less any personal data in it.
+
+    A key or a number can be an email address, a phone or a card number as well as a string
+    can: the admission firewall's personal-data spans are redacted in them.
+    """
     if isinstance(value, str):
         return MASK
     if isinstance(value, dict):
-        return {key: _mask(item) for key, item in value.items()}
+        return {redact_personal(str(key), MASK): _mask(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_mask(item) for item in value]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return MASK if redact_personal(str(value), MASK) != str(value) else value
     return value
 
 

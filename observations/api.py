@@ -83,6 +83,8 @@ def _candidate(outcome: CandidateOutcome) -> dict:
     """One candidate's answer; once it is a proposal, its content is shown as that proposal's would be."""
     proposal = outcome.proposal
     content = outcome.memory["content"]
+    if proposal is not None and proposal.policy_facts.get("contains_secret"):
+        content = proposal.fields.get("content", {})  # withheld: never answer a secret back
     return {
         "origin": outcome.origin,
         "type": outcome.memory["type"],

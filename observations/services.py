@@ -94,9 +94,12 @@ def _submit(
         rationale=f"observed ({identity['kind']}, {origin})",
     )
     key = "obs:" + _digest({"observation": identity, "memory": memory})
+    request_hash = _digest(payload)
+    # The admission firewall reads what was observed too; it is scanned, never stored.
+    payload["observation"] = {"text": identity["text"], "fields": identity["fields"]}
     try:
         submission = submit_proposal(
-            agent=agent, idempotency_key=key, payload=payload, request_hash=_digest(payload)
+            agent=agent, idempotency_key=key, payload=payload, request_hash=request_hash
         )
     except DomainError as error:
         return CandidateOutcome(origin, memory, error=error)

@@ -192,6 +192,21 @@ class ProposalSubmitInput(StrictSerializer):
         return attrs
 
 
+class AdmissionFindingOutput(serializers.Serializer):
+    detector = serializers.CharField(help_text="credentials, personal_data or injection")
+    version = serializers.CharField(help_text="the detector's version (part of the policy fingerprint)")
+    field = serializers.CharField(
+        help_text="the field path: memory.content.…, rationale, observation.text, evidence[…]"
+    )
+    kind = serializers.CharField(help_text="what was found: aws_access_key, email, instruction, …")
+    start = serializers.IntegerField(help_text="where in the field it starts (characters)")
+    end = serializers.IntegerField(help_text="where it ends")
+    encoding = serializers.CharField(help_text="plain, base64, hex, or joined (split across fields)")
+
+    class Meta:
+        ref_name = "AdmissionFinding"
+
+
 class ProposalOutput(serializers.ModelSerializer):
     """A proposal in the view attached to it (``proposals.presenters``); without one, metadata only."""
 
@@ -202,6 +217,11 @@ class ProposalOutput(serializers.ModelSerializer):
         "policy_context are shown in (the read policy's, for the memory the proposal asserts)"
     )
     view_rule = serializers.SerializerMethodField(help_text="the read rule that chose the view")
+    admission_findings = AdmissionFindingOutput(
+        many=True,
+        read_only=True,
+        help_text="what the admission firewall found in the text and the cited evidence (never the text)",
+    )
 
     class Meta:
         model = Proposal
@@ -217,6 +237,7 @@ class ProposalOutput(serializers.ModelSerializer):
             "required_approvals",
             "matched_rule",
             "reason_codes",
+            "admission_findings",
             "policy_version",
             "policy_fingerprint",
             "registration_version",
@@ -399,6 +420,7 @@ def submission_response(submission: Submission, agent: Agent) -> Response:
             policy_fingerprint=proposal.policy_fingerprint,
             **_evidence_problems(proposal),
             **_dedupe_problems(proposal),
+            **({"findings": proposal.admission_findings} if proposal.admission_findings else {}),
         )
     else:
         response = Response(proposal_json(proposal), status=status.HTTP_201_CREATED)

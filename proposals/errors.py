@@ -49,6 +49,18 @@ class DreamingRunNotFound(DomainError):
     title = "No such Dreaming run"
 
 
+class SecretDetected(DomainError):
+    """Text holding a credential or key that failed validation too: refused with its findings only.
+
+    A well-formed proposal holding a secret is stored denied (rule ``deny-secret``, the same
+    code); one that is also malformed is refused whole, so no validation message can quote it.
+    """
+
+    code = "secret_detected"
+    status = 422
+    title = "The proposal holds a credential or key; it was not stored"
+
+
 class DedupeKeyReserved(DomainError):
     code = "validation_error"
     status = 400

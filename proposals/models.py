@@ -146,6 +146,12 @@ class Proposal(models.Model):
     matched_rule = models.CharField(max_length=100)
     reason_codes = models.JSONField(default=list)
     policy_facts = models.JSONField(default=dict, help_text="What the engine saw, for reviewers")
+    admission_findings = models.JSONField(
+        default=list,
+        db_default=[],
+        blank=True,
+        help_text="The admission firewall's findings: detector, version, field path, kind, span (never text)",
+    )
     policy_version = models.CharField(max_length=64)
     policy_fingerprint = models.CharField(max_length=64)
     registration_version = models.PositiveIntegerField(

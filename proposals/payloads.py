@@ -51,3 +51,6 @@ class ProposalPayload(TypedDict, total=False):
     # Set only by MGP's write service: MGP clients name each memory by its memory_id and settle
     # restatements with merge hints, so their creates claim no key derived from the statement.
     identified_by_client: bool
+    # Set only by the observation service: the observed text and fields the candidate came from,
+    # so the admission firewall reads them too (they are scanned, never stored with the proposal).
+    observation: dict[str, Any]

@@ -216,9 +216,8 @@ def _revisions_and_grant(
 
 @functools.lru_cache(maxsize=128)
 def _revisions_and_grant_sql(pair_count: int) -> tuple[str, Selected]:
-    revision = selected(
-        EvidenceRevision, "r", names=["id", "tenant", "source", "revision", "content_hash", "status"]
-    )
+    names = ["id", "tenant", "source", "revision", "content_hash", "status", "admission_findings"]
+    revision = selected(EvidenceRevision, "r", names=names)
     name = connections[router.db_for_read(EvidenceRevision)].ops.quote_name
     column = {
         field: _column(Delegation, field, name)

@@ -132,3 +132,34 @@ def conflict_rows(conflicts, *, decidable: frozenset | set = frozenset()) -> lis
             )
         )
     return rows
+
+
+# What a reviewer is told about each admission finding (``admission``): the kind in words.
+FINDING_WORDS = {
+    "instruction": "instructions aimed at the model that reads the memory",
+    "tool_call_syntax": "tool-call or chat-template syntax",
+    "invisible_unicode": "invisible characters (zero-width, bidirectional override or tag)",
+    "email": "an email address",
+    "phone": "a phone number",
+    "payment_card": "a payment card number",
+    "iban": "an IBAN",
+    "national_id": "a national id number",
+}
+
+
+@dataclass(frozen=True)
+class FindingRow:
+    field: str
+    words: str
+
+
+def admission_rows(proposal: Proposal) -> dict[str, list[FindingRow]]:
+    """The proposal's injection and personal-data findings, each as field and words, for the page."""
+    rows: dict[str, list[FindingRow]] = {"injection": [], "personal_data": []}
+    for finding in proposal.admission_findings or []:
+        if finding.get("detector") in rows:
+            words = FINDING_WORDS.get(finding.get("kind", ""), finding.get("kind", ""))
+            row = FindingRow(finding.get("field", ""), words)
+            if row not in rows[finding["detector"]]:
+                rows[finding["detector"]].append(row)
+    return rows

@@ -29,6 +29,7 @@ from reviews.figures import cited_figures, evidence_rows, external_link, found_f
 from reviews.forms import BulkApproveForm, DecideTogetherForm, DecisionForm, QueueFilterForm
 from reviews.models import ReviewDecision
 from reviews.presenters import (
+    admission_rows,
     conflict_rows,
     diff_rows,
     plain_language,
@@ -120,6 +121,7 @@ def proposal_page(request, proposal_id):
         "decisions": decision_history(proposal),
         "history": memory_history(memory=memory) if memory else [],
         "conflicts": rows,
+        "admission": admission_rows(proposal),
         "together": _together_context(request, proposal, rows, panel),
         **panel,
     }

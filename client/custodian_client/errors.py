@@ -287,6 +287,21 @@ class ContradictsActiveMemory(ProposalDenied):
     code = "contradicts_active_memory"
 
 
+class SecretDetected(ProposalDenied):
+    """``secret_detected`` (422): the admission firewall found a credential or key; nothing holds it.
+
+    ``findings`` names each (``detector``, ``field`` path, ``kind``), never the secret. A proposal
+    denied so has a ``proposal_id`` (stored for audit, its text withheld); evidence, or a proposal
+    that was malformed too, was refused whole and has none.
+    """
+
+    code = "secret_detected"
+
+    @property
+    def findings(self) -> list[dict[str, Any]]:
+        return list(self.body.get("findings", []))
+
+
 class EvidenceExists(Conflict):
     """Evidence with this kind and external_ref is registered already (add a revision instead)."""
 
@@ -353,6 +368,7 @@ CODE_CLASSES: dict[str, type[CustodianError]] = {
     "target_not_active": TargetNotActive,
     "duplicate_of_active_memory": DuplicateOfActiveMemory,
     "contradicts_active_memory": ContradictsActiveMemory,
+    "secret_detected": SecretDetected,
 }
 
 _STATUS_CLASSES: dict[int, type[CustodianError]] = {

@@ -31,12 +31,15 @@ def register_source(agent: Agent, source: dict) -> dict:
     Evidence outlives a purge of the memories citing it; the MGP ids are the
     binding's to keep, and a purge's to remove.
     """
-    revision = register_evidence(
-        agent=agent,
-        kind=shapes.EVIDENCE_KIND.get(source.get("kind", ""), "document"),
-        external_ref=f"mgp:{source.get('kind')}:{source.get('ref')}#{uuid.uuid4().hex}"[:500],
-        content={"mgp_source": source},
-    )
+    try:
+        revision = register_evidence(
+            agent=agent,
+            kind=shapes.EVIDENCE_KIND.get(source.get("kind", ""), "document"),
+            external_ref=f"mgp:{source.get('kind')}:{source.get('ref')}#{uuid.uuid4().hex}"[:500],
+            content={"mgp_source": source},
+        )
+    except DomainError as error:  # a secret in the source: refused before anything is stored
+        raise translate(error) from None
     return {
         "evidence_id": revision.source_id,
         "revision": revision.revision,
@@ -76,7 +79,9 @@ def denial(proposal: Proposal) -> MgpError:
 
 
 def translate(error: DomainError) -> MgpError:
-    """Custodian's problem codes as MGP error codes."""
+    """Custodian's problem codes as MGP error codes (a secret is a policy denial, with its findings)."""
+    if error.code == "secret_detected":
+        return MgpError("MGP_POLICY_DENIED", error.detail, reason=error.code, **error.extra)
     code = {
         400: "MGP_INVALID_OBJECT",
         403: "MGP_POLICY_DENIED",

@@ -6,6 +6,9 @@ from pathlib import Path
 
 from django.conf import settings
 
+from admission import detector_versions
+from admission.personal import KINDS as PERSONAL_DATA_KINDS
+from core.canonical import digest
 from core.rules import PolicyError, matches, parse_when, read_rule_document
 from evidence.selectors import BINDING_STATUSES
 from memory_core.models import Memory
@@ -31,6 +34,10 @@ FACTS: dict[str, set] = {
     "ttl": {"none", "running", "elapsed"},
     # none, or the routing mode of the Dreaming run the action belongs to (high_risk overrides it)
     "dreaming": {"none", "auto", "policy_gated", "proposal_only", "high_risk"},
+    # The admission firewall's findings (``admission``): a list fact matches if any kind is listed.
+    "contains_secret": {True, False},
+    "contains_personal_data": {"none", *PERSONAL_DATA_KINDS},
+    "injection_suspected": {True, False},
 }
 _RULE_KEYS = {
     "id",
@@ -69,12 +76,22 @@ class RuleSet:
 
 
 def load_rule_set(path: Path) -> RuleSet:
-    """Parse, validate and fingerprint the rule file at ``path``."""
+    """Parse, validate and fingerprint the rule file at ``path``.
+
+    The fingerprint covers the rules and the name and version of every admission
+    detector whose findings they read: a new detector version is a new policy.
+    """
     document = read_rule_document(path)
     rules = tuple(_parse_rule(index, raw) for index, raw in enumerate(document.rules))
     if rules[-1].verdict not in ("review_required", "denied"):
         raise PolicyError(f"{path}: the last rule must review or deny (escalating changes fall to it)")
-    return RuleSet(version=document.version, fingerprint=document.fingerprint, rules=rules)
+    return RuleSet(version=document.version, fingerprint=fingerprint(document.fingerprint), rules=rules)
+
+
+def fingerprint(rules_fingerprint: str, detectors: dict[str, str] | None = None) -> str:
+    """The policy fingerprint: the rule document's digest together with the detectors' versions."""
+    versions = detector_versions() if detectors is None else detectors
+    return digest({"rules": rules_fingerprint, "detectors": versions})
 
 
 def _parse_rule(index: int, raw: dict) -> Rule:

@@ -4,14 +4,18 @@ from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
+from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from admission import Scan
 from core.canonical import digest
+from core.errors import DomainError
 from evidence.models import EvidenceBinding, EvidenceRevision
 from evidence.selectors import BINDING_STATUSES
 from memory_core.models import Memory
 from memory_core.statements import is_statement_key
-from proposals.errors import DreamingRunForeign
+from proposals.errors import DreamingRunForeign, SecretDetected
+from proposals.firewall import screen, withhold
 from proposals.kinds import KINDS, Freezing, KindSpec, Prepared
 from proposals.models import Proposal
 from proposals.payloads import ProposalPayload
@@ -57,14 +61,29 @@ def freeze_and_classify(
         registration = active_registration(tenant_id=agent.tenant_id)
     proposal.registration_version = registration.version
     freezing = Freezing(proposal, agent, payload, registration)
-    facts = _facts(freezing, kind.prepare(freezing), evidence_status, reads)
+    screened = screen(payload, revisions)
+    facts = _facts(freezing, _prepare(kind, freezing, screened), evidence_status, reads)
+    facts.update(screened.facts())
     verdict = classify(active_rule_set(), facts)
     _apply_verdict(proposal, verdict, facts)
+    proposal.admission_findings = screened.stored()
+    if screened.contains_secret and verdict.classification == Proposal.Classification.DENIED:
+        withhold(proposal, screened)
     if reviewed_path is not None:
         hold_to_reviewed_path(proposal, *reviewed_path)
     proposal.action_digest = proposal.compute_action_digest()
     proposal.verdict_seal = proposal.compute_verdict_seal()
     return verdict, revisions
+
+
+def _prepare(kind: KindSpec, freezing: Freezing, screened: Scan) -> Prepared:
+    """Freeze the kind's fields; a refusal of text holding a secret never answers with that text."""
+    try:
+        return kind.prepare(freezing)
+    except (DomainError, ValidationError):
+        if screened.contains_secret:
+            raise SecretDetected(findings=screened.stored()) from None
+        raise
 
 
 def _bind_context(

@@ -234,6 +234,28 @@ export class DuplicateOfActiveMemory extends ProposalDenied {
 export class ContradictsActiveMemory extends ProposalDenied {
   static override readonly code: string = "contradicts_active_memory";
 }
+/** A finding of the admission firewall: which detector saw what kind, at which field path (never the text). */
+export interface AdmissionFinding {
+  detector: string;
+  version: string;
+  field: string;
+  kind: string;
+  start: number;
+  end: number;
+  encoding: string;
+}
+/**
+ * `secret_detected` (422): the admission firewall found a credential or key; nothing holds it.
+ * A proposal denied so has a `proposalId` (stored for audit, its text withheld); evidence, or a
+ * proposal that was malformed too, was refused whole and has none.
+ */
+export class SecretDetected extends ProposalDenied {
+  static override readonly code: string = "secret_detected";
+  get findings(): AdmissionFinding[] {
+    const found = this.body["findings"];
+    return Array.isArray(found) ? (found as AdmissionFinding[]) : [];
+  }
+}
 /** Evidence with this kind and external_ref is registered already (add a revision instead). */
 export class EvidenceExists extends Conflict {
   static override readonly code: string = "evidence_exists";
@@ -301,6 +323,7 @@ const CODED_CLASSES: readonly ErrorClass[] = [
   TargetNotActive,
   DuplicateOfActiveMemory,
   ContradictsActiveMemory,
+  SecretDetected,
 ];
 
 /** Each stable problem code and the class thrown for it. */

@@ -882,6 +882,22 @@ export interface components {
          * @enum {string}
          */
         AccessEventOutputOutcomeEnum: "ok" | "denied" | "not_found";
+        AdmissionFinding: {
+            /** @description credentials, personal_data or injection */
+            detector: string;
+            /** @description the detector's version (part of the policy fingerprint) */
+            version: string;
+            /** @description the field path: memory.content.…, rationale, observation.text, evidence[…] */
+            field: string;
+            /** @description what was found: aws_access_key, email, instruction, … */
+            kind: string;
+            /** @description where in the field it starts (characters) */
+            start: number;
+            /** @description where it ends */
+            end: number;
+            /** @description plain, base64, hex, or joined (split across fields) */
+            encoding: string;
+        };
         BatchItemResult: {
             index: number;
             idempotency_key: string;
@@ -1362,6 +1378,8 @@ export interface components {
             required_approvals?: number;
             matched_rule: string;
             reason_codes?: unknown;
+            /** @description what the admission firewall found in the text and the cited evidence (never the text) */
+            readonly admission_findings: components["schemas"]["AdmissionFinding"][];
             policy_version: string;
             policy_fingerprint: string;
             /**
