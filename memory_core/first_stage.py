@@ -70,7 +70,7 @@ def first_stage(
 ) -> FirstStage | None:
     """Reorder the first ``POOL`` lexical candidates; None when there is nothing to reorder by.
 
-    Two queries (ids, BM25, what the policy decides on and, with an embedder,
+    One query (ids, BM25, what the policy decides on and, with an embedder,
     each candidate's vector for its exact revision), plus the three of placing
     the best hits in their episodes.
     """
