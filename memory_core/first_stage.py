@@ -7,9 +7,10 @@ reordered here by two signals besides their BM25 (relative to the best):
 - **dense**: with an embedder, the cosine of the query's vector with the
   candidate's revision vector, so a memory that words rank 150th (it shares
   only a name with the question) can still reach the first window;
-- **episode**: the turns just before and after each of the best ``SPREAD_HITS``
-  hits in their episode (``memory_core.episodes``) take that hit's lexical
-  value, so an answer that says "Finally, yes! On Tuesday night" comes up
+- **episode**: the turns (``episodic_event`` memories) just before and after
+  each of the best ``SPREAD_HITS`` turns that match, in their episode
+  (``memory_core.episodes``), take that hit's lexical value, so an answer
+  that says "Finally, yes! On Tuesday night" comes up
   with the question it answers, though it shares no word with the search.
 
 Only a hit the read policy serves ``raw`` gives a neighbour anything, and only
@@ -29,7 +30,9 @@ from memory_core.models import Memory, MemoryVector
 from memory_core.read_policy import ReadPolicy
 
 POOL = 1000  # lexical candidates the first stage reorders
-SPREAD_HITS = 20  # best raw hits whose neighbours take their lexical value (about two pages)
+# Best raw turns whose neighbours take their lexical value (about two pages). Only events: facts
+# citing one document share an "episode" too, but the order they were proposed in means nothing.
+SPREAD_HITS = 20
 # What the read policy decides on (ReadPolicy.decide), fetched with each candidate.
 _POLICY_COLUMNS = ("sensitivity", "scope", "type", "state", "subject_kind", "subject_id", "fenced")
 
@@ -102,7 +105,8 @@ def first_stage(
             )
         )
     if episode_weight:
-        stage.spread = _spread([row for row in rows if row[0] in raw][:SPREAD_HITS], lexical, pool)
+        turns = [row for row in rows if row[0] in raw and row[5] == Memory.Type.EPISODIC_EVENT]
+        stage.spread = _spread(turns[:SPREAD_HITS], lexical, pool.filter(type=Memory.Type.EPISODIC_EVENT))
     keys = {
         pk: lexical.get(pk, 0.0)
         + dense_weight * stage.dense.get(pk, 0.0)

@@ -32,16 +32,26 @@ def served(body: dict) -> list[str]:
 
 
 @pytest.fixture
-def chat(agent, remember):
+def turn(remember):
+    """A turn of a conversation: an ``episodic_event`` memory resting on its session."""
+
+    def make(statement: str, **fields):
+        return remember(statement, type="episodic_event", **fields)
+
+    return make
+
+
+@pytest.fixture
+def chat(agent, turn):
     """A session where the answer shares no word with the search, and one elsewhere that does."""
 
     def make(**question_fields):
         session = make_evidence(agent.agent, kind="conversation")
-        remember("Tomas: Morning! Long week?", evidence=session)
-        question = remember(QUESTION, evidence=session, **question_fields)
-        answer = remember(ANSWER, evidence=session)
-        remember("Tomas: Ha, I bet the car needed a wash after", evidence=session)
-        elsewhere = remember("Maya: The pottery place downtown runs a workshop on Sundays")
+        turn("Tomas: Morning! Long week?", evidence=session)
+        question = turn(QUESTION, evidence=session, **question_fields)
+        answer = turn(ANSWER, evidence=session)
+        turn("Tomas: Ha, I bet the car needed a wash after", evidence=session)
+        elsewhere = turn("Maya: The pottery place downtown runs a workshop on Sundays")
         return question, answer, elsewhere
 
     return make
@@ -64,6 +74,16 @@ def test_the_answer_beside_a_hit_is_served_and_says_why(chat, api):
     contributions = sum(signal["contribution"] for signal in item["explanation"].values())
     assert item["score"] == pytest.approx(contributions, abs=1e-3)
     assert body["results"][0]["explanation"]["episode"]["weight"] == EPISODE
+
+
+def test_facts_citing_one_document_do_not_lift_each_other(agent, api, remember):
+    """Only turns have an order that means something: facts proposed from one report do not."""
+    report = make_evidence(agent.agent)
+    hit = remember("The momentum workshop found unstable IC", evidence=report)
+    after = remember("Liquidity screens removed small caps", evidence=report)
+    body = search(api, "momentum workshop")
+    assert served(body) == [str(hit.id)]
+    assert str(after.id) not in served(body)
 
 
 def test_a_turn_with_no_matching_word_and_no_hit_beside_it_is_not_served(chat, api):
@@ -127,13 +147,13 @@ def test_the_episode_signal_costs_the_same_queries_for_one_hit_or_many(chat, api
 
 
 def test_past_the_first_stage_the_lexical_candidates_go_on_without_repeating_its_neighbours(
-    chat, api, remember, monkeypatch
+    chat, api, turn, monkeypatch
 ):
     """With more candidates than the first stage reorders, the windows go on in BM25 order after it."""
     for name in ("memory_core.recall.WINDOW", "memory_core.recall.POOL", "memory_core.first_stage.POOL"):
         monkeypatch.setattr(name, 2)
     question, _, elsewhere = chat()
-    more = [remember(f"Maya: another workshop note number {n}") for n in range(3)]
+    more = [turn(f"Maya: another workshop note number {n}") for n in range(3)]
     seen, cursor = [], None
     while True:
         page = search(api, "workshop", limit=1, **({"cursor": cursor} if cursor else {}))
