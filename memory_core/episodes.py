@@ -43,15 +43,17 @@ def neighbours(hits: list[Memory], candidates: QuerySet, *, around: int) -> dict
     return placed
 
 
-def adjacent(hits: list[Memory], candidates: QuerySet) -> dict[uuid.UUID, list[uuid.UUID]]:
-    """Return, per hit, the memories just before and after it in its episode that are candidates.
+def adjacent(
+    hits: list[Memory], candidates: QuerySet, *, source_kind: str
+) -> dict[uuid.UUID, list[uuid.UUID]]:
+    """Return, per hit resting on a source of ``source_kind``, the candidates just before and after it.
 
     Only the true neighbours: one a search's filters leave out is not replaced by
     the next, so the candidates are checked for at most two ids a hit.
     """
     if not hits:
         return {}
-    episode, chains = _episodes(hits)
+    episode, chains = _episodes(hits, source_kind=source_kind)
     around: dict[uuid.UUID, list[uuid.UUID]] = {}
     for memory_id, source in episode.items():
         chain = chains.get(source, [])
@@ -63,14 +65,18 @@ def adjacent(hits: list[Memory], candidates: QuerySet) -> dict[uuid.UUID, list[u
     return {hit: [pk for pk in pks if pk in allowed] for hit, pks in around.items()}
 
 
-def _episodes(hits: list[Memory]) -> tuple[dict[uuid.UUID, uuid.UUID], dict[uuid.UUID, list[uuid.UUID]]]:
-    """Each hit's episode (the first source its revision rests on), and each episode's memories in order."""
+def _episodes(
+    hits: list[Memory], *, source_kind: str = ""
+) -> tuple[dict[uuid.UUID, uuid.UUID], dict[uuid.UUID, list[uuid.UUID]]]:
+    """Each hit's episode (the first source its revision rests on, of ``source_kind`` if given),
+    and each episode's memories in order."""
     revisions = {memory.id: memory.revision for memory in hits}
     episode: dict[uuid.UUID, uuid.UUID] = {}
-    hit_links = (
-        MemoryEvidence.objects.filter(memory_id__in=revisions)
-        .order_by("id")
-        .values_list("memory_id", "memory_revision", "evidence_revision__source_id")
+    links = MemoryEvidence.objects.filter(memory_id__in=revisions)
+    if source_kind:
+        links = links.filter(evidence_revision__source__kind=source_kind)
+    hit_links = links.order_by("id").values_list(
+        "memory_id", "memory_revision", "evidence_revision__source_id"
     )
     for memory_id, revision, source in hit_links:
         if revision == revisions[memory_id]:

@@ -7,7 +7,7 @@ reordered here by two signals besides their BM25 (relative to the best):
 - **dense**: with an embedder, the cosine of the query's vector with the
   candidate's revision vector, so a memory that words rank 150th (it shares
   only a name with the question) can still reach the first window;
-- **episode**: the turns (``episodic_event`` memories) just before and after
+- **episode**: the turns (``episodic_event`` memories of a ``conversation`` source) just before and after
   each of the best ``SPREAD_HITS`` turns that match, in their episode
   (``memory_core.episodes``), take that hit's lexical value, so an answer
   that says "Finally, yes! On Tuesday night" comes up
@@ -24,14 +24,16 @@ from dataclasses import dataclass, field
 
 from django.db.models import OuterRef, QuerySet, Subquery
 
+from evidence.models import EvidenceSource
 from memory_core.embeddings import active_embedder, query_vector, similarities
 from memory_core.episodes import adjacent
 from memory_core.models import Memory, MemoryVector
 from memory_core.read_policy import ReadPolicy
 
 POOL = 1000  # lexical candidates the first stage reorders
-# Best raw turns whose neighbours take their lexical value (about two pages). Only events: facts
-# citing one document share an "episode" too, but the order they were proposed in means nothing.
+# Best raw turns whose neighbours take their lexical value (about two pages). Only events of a
+# conversation: memories citing one document share an "episode" too, but the order they were
+# proposed in means nothing.
 SPREAD_HITS = 20
 # What the read policy decides on (ReadPolicy.decide), fetched with each candidate.
 _POLICY_COLUMNS = ("sensitivity", "scope", "type", "state", "subject_kind", "subject_id", "fenced")
@@ -120,7 +122,8 @@ def first_stage(
 
 def _spread(hits: list[tuple], lexical: dict, pool: QuerySet) -> dict[uuid.UUID, Spread]:
     """Give each turn next to a hit the best lexical value of the hits it is next to."""
-    beside = adjacent([Memory(id=row[0], revision=row[1]) for row in hits], pool)
+    hit_memories = [Memory(id=row[0], revision=row[1]) for row in hits]
+    beside = adjacent(hit_memories, pool, source_kind=EvidenceSource.Kind.CONVERSATION)
     spread: dict[uuid.UUID, Spread] = {}
     for hit in (row[0] for row in hits):  # best first: a neighbour keeps the best hit it sits by
         for pk in beside.get(hit, []):

@@ -76,11 +76,12 @@ def test_the_answer_beside_a_hit_is_served_and_says_why(chat, api):
     assert body["results"][0]["explanation"]["episode"]["weight"] == EPISODE
 
 
-def test_facts_citing_one_document_do_not_lift_each_other(agent, api, remember):
-    """Only turns have an order that means something: facts proposed from one report do not."""
-    report = make_evidence(agent.agent)
-    hit = remember("The momentum workshop found unstable IC", evidence=report)
-    after = remember("Liquidity screens removed small caps", evidence=report)
+@pytest.mark.parametrize("memory_type", ["preference", "episodic_event"])
+def test_memories_citing_one_document_do_not_lift_each_other(agent, api, remember, memory_type):
+    """Only a conversation's turns have an order that means something, not memories from one report."""
+    report = make_evidence(agent.agent, kind="document")
+    hit = remember("The momentum workshop found unstable IC", evidence=report, type=memory_type)
+    after = remember("Liquidity screens removed small caps", evidence=report, type=memory_type)
     body = search(api, "momentum workshop")
     assert served(body) == [str(hit.id)]
     assert str(after.id) not in served(body)
