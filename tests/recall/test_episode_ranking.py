@@ -31,6 +31,17 @@ def served(body: dict) -> list[str]:
     return [item["memory"]["memory_id"] for item in body["results"]]
 
 
+def one_at_a_time(api, query: str) -> list[str]:
+    """Every memory the search serves, a page of one at a time, following the cursor."""
+    seen, cursor = [], None
+    while True:
+        page = search(api, query, limit=1, **({"cursor": cursor} if cursor else {}))
+        seen += served(page)
+        cursor = page["next_cursor"]
+        if not cursor:
+            return seen
+
+
 @pytest.fixture
 def turn(remember):
     """A turn of a conversation: an ``episodic_event`` memory resting on its session."""
@@ -123,14 +134,7 @@ def test_paging_goes_through_hits_and_neighbours_once_each(chat, api):
     question, answer, elsewhere = chat()
     first = search(api, "workshop kids", limit=50)
     assert {str(question.id), str(answer.id), str(elsewhere.id)} <= set(served(first))
-    seen, cursor = [], None
-    while True:
-        page = search(api, "workshop kids", limit=1, **({"cursor": cursor} if cursor else {}))
-        seen += served(page)
-        cursor = page["next_cursor"]
-        if not cursor:
-            break
-    assert seen == served(first)
+    assert one_at_a_time(api, "workshop kids") == served(first)
 
 
 def test_the_episode_signal_costs_the_same_queries_for_one_hit_or_many(chat, api):
@@ -155,12 +159,6 @@ def test_past_the_first_stage_the_lexical_candidates_go_on_without_repeating_its
         monkeypatch.setattr(name, 2)
     question, _, elsewhere = chat()
     more = [turn(f"Maya: another workshop note number {n}") for n in range(3)]
-    seen, cursor = [], None
-    while True:
-        page = search(api, "workshop", limit=1, **({"cursor": cursor} if cursor else {}))
-        seen += served(page)
-        cursor = page["next_cursor"]
-        if not cursor:
-            break
+    seen = one_at_a_time(api, "workshop")
     assert len(seen) == len(set(seen))
     assert {str(m.id) for m in (question, elsewhere, *more)} <= set(seen)
