@@ -162,3 +162,13 @@ def test_past_the_first_stage_the_lexical_candidates_go_on_without_repeating_its
     seen = one_at_a_time(api, "workshop")
     assert len(seen) == len(set(seen))
     assert {str(m.id) for m in (question, elsewhere, *more)} <= set(seen)
+
+
+def test_a_neighbour_the_search_filters_leave_out_is_not_brought_in(agent, api, turn):
+    session = make_evidence(agent.agent, kind="conversation")
+    question = turn(QUESTION, evidence=session)
+    answer = turn(ANSWER, evidence=session, subject={"kind": "user", "id": "pm-bob"})
+    asked = "What kind of workshop did the kids go to?"
+    assert str(answer.id) in served(search(api, asked))
+    body = search(api, asked, filters={"subject": {"kind": "user", "id": "pm-alice"}})
+    assert served(body) == [str(question.id)]
