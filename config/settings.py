@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "notifications",
     "mgp",
     "health",
+    "erasure",
     "metrics",
     "mcp_bridge",
 ]

@@ -6,6 +6,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from erasure.api import ErasureCertificateApi, ErasureCollectionApi, ErasureDetailApi
 from executor.api import ReceiptDetailApi, ReceiptListApi
 from health.views import LivezApi, ReadyzApi
 from maintenance.dreaming.api import DreamingRunListApi
@@ -47,6 +48,13 @@ api_v1 = [
         name="evidence-invalidate",
     ),
     path("dreaming/runs/", DreamingRunListApi.as_view(), name="dreaming-runs"),
+    path("erasures/", ErasureCollectionApi.as_view(), name="erasures"),
+    path("erasures/<uuid:erasure_id>/", ErasureDetailApi.as_view(), name="erasure-detail"),
+    path(
+        "erasures/<uuid:erasure_id>/certificate",
+        ErasureCertificateApi.as_view(),
+        name="erasure-certificate",
+    ),
     path("observations/", ObservationApi.as_view(), name="observations"),
     path("observations/batch/", ObservationBatchApi.as_view(), name="observations-batch"),
     path("proposals/", ProposalCollectionApi.as_view(), name="proposals"),

@@ -98,7 +98,7 @@ def apply_batch(entry_ids: list[Any], worker: dict[str, Any]) -> tuple[list[Rece
     left for the next batch, so it is verified against the committed row.
     """
     batch = _lock_batch(entry_ids)
-    writes, deferred, touched = Writes(), [], _Touched()
+    writes, deferred, touched = Writes(worker=worker), [], _Touched()
     for entry in batch.entries:
         proposal = batch.proposals[entry.proposal_id]
         memory = batch.memories.get(proposal.target_id)

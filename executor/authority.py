@@ -22,6 +22,7 @@ from tenancy.models import Agent
 from tenancy.selectors import DECIDE, PUBLISH
 
 Classification = Proposal.Classification
+ASKED_BY_OPERATORS = (Proposal.Action.REGISTER, Proposal.Action.ERASE)
 RELEASABLE = (Classification.AUTO_APPLY, Classification.POLICY_GATED, Classification.REVIEW_REQUIRED)
 
 
@@ -92,6 +93,7 @@ def _authority(
             and actor.pk != submitter
             and actor.is_active
             and (actor.is_superuser or (actor.pk, str(proposal.tenant_id)) in deciders)
+            and not _asked_for_it(proposal, actor)
             and _may_publish(proposal, actor, publishers)
             and decision.has_valid_seal()
         ):
@@ -106,12 +108,16 @@ def _authority(
     return Authority(decision_ids=[str(d.id) for d in counted.values()])
 
 
+def _asked_for_it(proposal: Proposal, actor: Any) -> bool:
+    """The operator who asked for a publication or an erasure is never one of its approvers."""
+    asked_by = proposal.fields.get("requested_by") if proposal.action in ASKED_BY_OPERATORS else None
+    return asked_by is not None and asked_by == actor.pk
+
+
 def _may_publish(proposal: Proposal, actor: Any, publishers: set[tuple[Any, str]]) -> bool:
-    """A registration is published only on approvals by people who may publish now, not the asker."""
+    """A registration is published only on approvals by people who may publish now."""
     if proposal.action != Proposal.Action.REGISTER:
         return True
-    if proposal.fields.get("requested_by") == actor.pk:
-        return False
     return actor.is_superuser or (actor.pk, str(proposal.tenant_id)) in publishers
 
 

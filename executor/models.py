@@ -250,3 +250,24 @@ class ChainVerification(models.Model):
     @property
     def percent(self) -> int:
         return min(100, self.receipts * 100 // self.total) if self.total else 0
+
+
+class TenantExport(AppendOnlyModel):
+    """One export of a tenant's content (``export_tenant``), so an erasure can name the files that held it.
+
+    An export cannot be called back once written; the auditor must know which
+    ones hold what an erasure removed. Ids, times and the chain head only.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    exported_at = models.DateTimeField()
+    exported_by = models.CharField(max_length=150)
+    head_seq = models.PositiveBigIntegerField(help_text="The receipt chain's head the export ends with")
+    rows = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "exported_at"], name="tenant_export_time_idx")]
+
+    def __str__(self) -> str:
+        return f"export of {self.tenant_id} at {self.exported_at:%Y-%m-%d %H:%M}"

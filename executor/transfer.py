@@ -24,11 +24,12 @@ from django.core.management.color import no_style
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
 from django.db.models import Model
+from django.utils import timezone
 
 from core.errors import DomainError
 from evidence.models import EvidenceRevision, EvidenceSource
 from executor.export import jsonl_items
-from executor.models import Receipt, ReceiptChain
+from executor.models import Receipt, ReceiptChain, TenantExport
 from executor.offline import EMBEDDED_LINE, TENANT_EXPORT_HEADER
 from executor.verification import verify_tenant
 from memory_core.models import (
@@ -87,6 +88,7 @@ NOT_EXPORTED = {
     "memory_core.SearchCorpus": "search statistics, rebuilt by triggers as memories are imported",
     "memory_core.SearchTerm": "search statistics, rebuilt by triggers as memories are imported",
     "executor.ChainVerification": "a past run of verify now; the import verifies the chain itself",
+    "executor.TenantExport": "which files left this database; the importing one records its own",
     "mgp.MgpTask": "an async MGP call's state; a client asks again",
     "notifications.WebhookEndpoint": "receivers and their signing secrets: operators register them again",
     "notifications.WebhookDelivery": "messages to this deployment's receivers, not the tenant's history",
@@ -111,9 +113,17 @@ class ImportRefused(DomainError):
 
 
 def export_tenant(
-    tenant: Tenant, out: IO[str], progress: Callable[[str, int], None] = lambda *_: None
+    tenant: Tenant,
+    out: IO[str],
+    progress: Callable[[str, int], None] = lambda *_: None,
+    *,
+    exported_by: str = "export_tenant",
 ) -> int:
-    """Write the tenant's rows to ``out`` as JSON Lines; return how many rows were written."""
+    """Write the tenant's rows to ``out`` as JSON Lines; return how many rows were written.
+
+    The export is recorded (``TenantExport``): an erasure names the exports that
+    held what it removed, since a file cannot be called back.
+    """
     usernames = sorted(
         set(ReviewDecision.objects.filter(tenant=tenant).values_list("actor__username", flat=True))
         | set(
@@ -143,8 +153,12 @@ def export_tenant(
         progress(model._meta.label, count)
         written += count
     receipts = Receipt.objects.filter(tenant=tenant)
-    for item in jsonl_items(receipts, exported_by="export_tenant", filters=f"tenant={tenant.name}"):
+    for item in jsonl_items(receipts, exported_by=exported_by, filters=f"tenant={tenant.name}"):
         out.write(json.dumps({"model": EMBEDDED_LINE, "line": item}, cls=ExactJSONEncoder) + "\n")
+    head = ReceiptChain.objects.filter(tenant=tenant).values_list("seq", flat=True).first() or 0
+    TenantExport.objects.create(
+        tenant=tenant, exported_at=timezone.now(), exported_by=exported_by, head_seq=head, rows=written
+    )
     return written
 
 

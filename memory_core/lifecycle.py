@@ -5,6 +5,7 @@
     active  --dormant-> dormant   --restore--> active   (Custodian's own dormancy sweep)
     dormant --expire|revoke--> expired | revoked
     active | expired | revoked | dormant  --delete-->  deleted  --purge-->  (row removed)
+    any state  --erase-->  (row removed)   (an erasure of its subject, reviewed as one plan)
 
 A dormant memory is kept whole (content, evidence, lineage) but left out of
 default recall, and, like an expired one, it no longer holds its dedupe key:
@@ -34,6 +35,8 @@ TRANSITIONS: dict[tuple[str, str], str] = {
     (DORMANT, "expire"): EXPIRED,
     (DORMANT, "revoke"): REVOKED,
     (DORMANT, "delete"): DELETED,
+    # An erasure purges a memory from whatever state it is in (its plan was reviewed as one).
+    **{(state, "erase"): PURGED for state in (ACTIVE, EXPIRED, REVOKED, DELETED, DORMANT)},
 }
 
 

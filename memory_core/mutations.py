@@ -241,7 +241,7 @@ def write_vectors(memories: list[Memory]) -> int:
     return len(wanted)
 
 
-def purge_memory(*, memory: Memory) -> tuple[dict[str, int], list[Any]]:
+def purge_memory(*, memory: Memory, verb: str = "purge") -> tuple[dict[str, int], list[Any]]:
     """Physically remove a deleted memory, its evidence links, vectors, lineage rows and every
     history row of it, and blank the query text of the searches that served it.
 
@@ -249,7 +249,7 @@ def purge_memory(*, memory: Memory) -> tuple[dict[str, int], list[Any]]:
     and the summaries the memory was a source of (their lineage rows to it are gone).
     Access events keep who read what and when, by id; subject ids are in them only as keyed digests.
     """
-    next_state(memory.state, "purge")
+    next_state(memory.state, verb)
     summarised_in = MemoryLineage.objects.filter(tenant_id=memory.tenant_id, source=memory)
     successors = list(summarised_in.order_by("successor_id").values_list("successor_id", flat=True))
     lineage = summarised_in.delete()[0] + MemoryLineage.objects.filter(successor=memory).delete()[0]

@@ -43,6 +43,7 @@ class Proposal(models.Model):
         ENTITY_MERGE = "entity_merge"  # a reversible redirect of the target entity into another
         ENTITY_UNMERGE = "entity_unmerge"
         COMPACT = "compact"  # the compaction sweep's verb: a summary successor, its sources made dormant
+        ERASE = "erase"  # a subject's memories and what derives from them, purged as one reviewed plan
 
     ENTITY_ACTIONS = ("entity_create", "entity_merge", "entity_unmerge")
     LIFECYCLE_ACTIONS = (

@@ -40,7 +40,8 @@ class ProposalPayload(TypedDict, total=False):
     link: dict[str, Any]  # link: relation and to_memory_id + to_revision, or to_entity_id
     compaction: dict[str, Any]  # compact: subject, scope, type, members [{memory_id, revision}], content
     registration_id: uuid.UUID  # register: the candidate to publish
-    requested_by: int  # register: the operator (user id) who asked; never one of its approvers
+    erasure: dict[str, Any]  # erase: {"subject": {"kind", "id"}}
+    requested_by: int  # register, erase: the operator (user id) who asked; never one of its approvers
     evidence: list[EvidenceBinding]
     policy_context: dict[str, Any]
     rationale: str

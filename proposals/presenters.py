@@ -85,6 +85,7 @@ def target_memories(proposals: Iterable[Proposal]) -> dict[uuid.UUID, Memory]:
         proposal.target_id
         for proposal in proposals
         if proposal.action not in NOT_A_MEMORY
+        and proposal.action != Proposal.Action.ERASE
         and (proposal.action not in NEW_TARGETS or proposal.status == Proposal.Status.APPLIED)
     }
     if not ids:
@@ -120,6 +121,9 @@ def read_view(proposal: Proposal, current: Memory | None, context: dict) -> Read
     if proposal.action in NOT_A_MEMORY:
         return ReadView(TENANT_RECORD)
     fields = proposal.fields or {}
+    if proposal.action == Proposal.Action.ERASE:  # read as a restricted memory about the subject would be
+        fields = {"subject": (fields.get("erasure") or {}).get("subject"), "sensitivity": "restricted"}
+        return ReadView(strictest_rule(context, proposed_memory(fields=fields, facts={}, current=None)))
     if proposal.action == Proposal.Action.COMPACT:
         fields = fields.get("memory") or {}
     proposed = proposed_memory(fields=fields, facts=proposal.policy_facts or {}, current=current)

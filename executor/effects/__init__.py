@@ -19,6 +19,7 @@ from executor.effects.base import Applied, ApplyContext, Check, Effect, Registra
 from executor.effects.compact import CompactEffect
 from executor.effects.create import CreateEffect
 from executor.effects.entity import EntityCreateEffect, EntityMergeEffect, EntityUnmergeEffect
+from executor.effects.erase import EraseEffect
 from executor.effects.fence import FenceEffect
 from executor.effects.lifecycle import TransitionEffect
 from executor.effects.link import LinkEffect
@@ -47,6 +48,7 @@ EFFECTS: dict[Proposal.Action, Effect] = {
     Action.ENTITY_MERGE: EntityMergeEffect(),
     Action.ENTITY_UNMERGE: EntityUnmergeEffect(),
     Action.COMPACT: CompactEffect(),
+    Action.ERASE: EraseEffect(),
 }
 
 

@@ -32,6 +32,7 @@ class Writes:
     executed: list[tuple[Proposal, str, bool]] = field(default_factory=list)
     receipts: list[dict[str, Any]] = field(default_factory=list)
     revised: list[Memory] = field(default_factory=list)  # the memories whose revision is embedded
+    worker: dict[str, Any] = field(default_factory=dict)  # the receipts' executor (host, pid, task)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from proposals.kinds.base import Freezing, KindSpec, Prepared
 from proposals.kinds.compact import member_evidence, prepare_compact
 from proposals.kinds.create import prepare_create
 from proposals.kinds.entity import prepare_entity_create, prepare_entity_merge, prepare_entity_unmerge
+from proposals.kinds.erase import prepare_erase
 from proposals.kinds.link import prepare_link
 from proposals.kinds.reason_only import prepare_reason_only, prepare_transition
 from proposals.kinds.register import prepare_register
@@ -47,6 +48,8 @@ KINDS: dict[Proposal.Action, KindSpec] = {
     Action.ENTITY_UNMERGE: KindSpec(prepare_entity_unmerge),
     # Bound to its members' evidence, never to a claim.
     Action.COMPACT: KindSpec(prepare_compact, bound_evidence=member_evidence),
+    # Planned by the server from the subject; bound to no evidence.
+    Action.ERASE: KindSpec(prepare_erase, bound_evidence=lambda tenant_id, payload: []),
 }
 
 __all__ = ["KINDS", "Freezing", "KindSpec", "Prepared"]

@@ -8,7 +8,7 @@ from memory_core.models import Memory
 from proposals.models import DreamingRun, Proposal
 
 
-def scrub_purged_content(*, purge: Proposal, memory: Memory, summaries: list[Any]) -> dict[str, int]:
+def scrub_purged_content(*, purge: Proposal | None, memory: Memory, summaries: list[Any]) -> dict[str, int]:
     """Remove a purged memory's content from the proposals and Dreaming runs about it.
 
     Digests stay (receipts refer to them); the frozen fields, the agent's
@@ -16,11 +16,12 @@ def scrub_purged_content(*, purge: Proposal, memory: Memory, summaries: list[Any
     subject), all of which repeat what the memory said or whom it was about,
     do not. Runs in the executor's purge transaction; ``purge``, the proposal
     being applied, is scrubbed in memory too, as its last history row is
-    written from it afterwards. ``memory`` is the purged row as it was;
+    written from it afterwards (an erasure passes None: it scrubs itself).
+    ``memory`` is the purged row as it was;
     ``summaries`` the successors it was a source of, whose compaction proposals
     froze a summary that quotes it.
     """
-    tenant_id, memory_id = purge.tenant_id, purge.target_id
+    tenant_id, memory_id = memory.tenant_id, memory.pk
     proposals = Proposal.objects.filter(tenant_id=tenant_id, target_id=memory_id)
     history = Proposal.history.filter(tenant_id=tenant_id, target_id=memory_id)
     scrubbed = {
@@ -30,7 +31,8 @@ def scrub_purged_content(*, purge: Proposal, memory: Memory, summaries: list[Any
         "policy_context": {"purged": True},
     }
     for name, value in scrubbed.items():
-        setattr(purge, name, value)
+        if purge is not None:
+            setattr(purge, name, value)
     runs = _scrub_dreaming_runs(memory, runs=proposals.exclude(dreaming_run=None).values("dreaming_run_id"))
     compactions = _scrub_compactions(tenant_id, summaries)
     return {

@@ -1,3 +1,4 @@
+import getpass
 import sys
 from typing import Any
 
@@ -28,7 +29,15 @@ class Command(BaseCommand):
 
         if output:
             with open(output, "w", encoding="utf-8") as out:
-                total = export_tenant(row, out, progress)
+                total = export_tenant(row, out, progress, exported_by=_operator())
         else:
-            total = export_tenant(row, sys.stdout, progress)
+            total = export_tenant(row, sys.stdout, progress, exported_by=_operator())
         self.stderr.write(f"Exported {total} rows of tenant {tenant}")
+
+
+def _operator() -> str:
+    """Who ran the export, as the operating system names them (recorded with the export)."""
+    try:
+        return f"export_tenant ({getpass.getuser()})"
+    except (KeyError, OSError):
+        return "export_tenant"

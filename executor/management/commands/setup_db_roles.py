@@ -90,6 +90,7 @@ WEB_WRITES = {
 EXECUTOR_WRITES = {
     "proposals_outboxentry": "INSERT, UPDATE",  # INSERT: proposals it makes itself may release at once
     "executor_receipt": "INSERT",
+    "executor_tenantexport": "INSERT",  # export_tenant records each export of content it writes
     "executor_receiptchain": "INSERT, UPDATE",  # and the last signed checkpoint (checkpoint_receipts)
     "executor_chainverification": "UPDATE",  # the result of a "verify now"
     "memory_core_memory": "INSERT, UPDATE, DELETE",
