@@ -18,6 +18,15 @@ from core.keyed import keyed_digest
 from executor.models import TenantExport
 from memory_core.models import Memory
 
+# Where a subject's id stays by design: records of authority, not of the person. A grant says
+# which agent may act for them (revoking it is the operator's choice: an erased user may stay a
+# user), and a sealed decision says whom its reviewer decided for. Reported, never hidden.
+RETAINED = {
+    "tenancy_delegation": {"subject_id"},
+    "tenancy_historicaldelegation": {"subject_id"},
+    "reviews_reviewdecision": {"represented_owner"},
+    "reviews_historicalreviewdecision": {"represented_owner"},
+}
 MIN_TRACE_CHARS = 8  # shorter strings ("weekly", "user") are in rows that never held the subject
 PATTERNS_PER_QUERY = 50
 
@@ -41,22 +50,35 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def scan(tenant_id: Any, values: Iterable[str]) -> dict[str, Any]:
-    """Return which columns of which tables still hold any of ``values`` (``found``), and what was read.
+    """Return which columns of which tables still hold any of ``values``, and what was read.
 
-    One query a table (its columns joined by OR), and one a column only for a table
-    that holds something; LIKE patterns escaped, so an id with ``%`` or ``_`` is literal.
+    ``found`` is what should not be there; ``retained`` the authority columns
+    (:data:`RETAINED`) that hold the subject's id by design. One query a table (its
+    columns joined by OR), and one a column only for a table that holds something;
+    LIKE patterns escaped, so an id with ``%`` or ``_`` is literal.
     """
     patterns = sorted({f"%{_escaped(value)}%" for value in values if value})
     found: dict[str, list[str]] = {}
+    retained: dict[str, list[str]] = {}
     columns_read = 0
     with connection.cursor() as cursor:
         tables = sorted(connection.introspection.table_names(cursor))
         for table in tables:
             columns = [c.name for c in connection.introspection.get_table_description(cursor, table)]
             columns_read += len(columns)
-            if patterns and _holds(cursor, table, columns, patterns, tenant_id):
-                found[table] = [c for c in columns if _holds(cursor, table, [c], patterns, tenant_id)]
-    return {"tables": len(tables), "columns": columns_read, "values": len(patterns), "found": found}
+            if not (patterns and _holds(cursor, table, columns, patterns, tenant_id)):
+                continue
+            for column in columns:
+                if _holds(cursor, table, [column], patterns, tenant_id):
+                    kept = column in RETAINED.get(table, ())
+                    (retained if kept else found).setdefault(table, []).append(column)
+    return {
+        "tables": len(tables),
+        "columns": columns_read,
+        "values": len(patterns),
+        "found": found,
+        "retained": retained,
+    }
 
 
 def _holds(cursor: Any, table: str, columns: list[str], patterns: list[str], tenant_id: Any) -> bool:

@@ -138,7 +138,9 @@ class EntityInput(StrictSerializer):
 class ProposalSubmitInput(StrictSerializer):
     action = ChoiceField(
         choices=[
-            (value, label) for value, label in Proposal.Action.choices if value not in Proposal.SYSTEM_ACTIONS
+            (value, label)
+            for value, label in Proposal.Action.choices
+            if value not in (*Proposal.SYSTEM_ACTIONS, *Proposal.OWN_ENDPOINT_ACTIONS)
         ]
     )
     memory = MemoryCreateInput(required=False, help_text="create: the new memory")

@@ -61,7 +61,10 @@ class ErasurePlan:
 def prepare_erase(freezing: Freezing) -> Prepared:
     """Check who asks, plan the erasure and freeze the plan; the target is the erasure's own id."""
     proposal, payload = freezing.proposal, freezing.payload
-    subject = {"kind": payload["erasure"]["subject"]["kind"], "id": payload["erasure"]["subject"]["id"]}
+    named = (payload.get("erasure") or {}).get("subject") or {}
+    if not (named.get("kind") and named.get("id")):
+        raise ErasureInvalid("an erasure names its subject: kind and id")
+    subject = {"kind": str(named["kind"]), "id": str(named["id"])}
     if not _may_request(freezing.agent, subject):
         raise ErasureNotAllowed(subject_kind=subject["kind"])
     plan = erasure_plan(freezing.tenant_id, subject)
@@ -109,7 +112,7 @@ def erasure_plan(tenant_id: Any, subject: dict[str, str]) -> ErasurePlan:
     )
 
 
-_PLANNED_COLUMNS = ("id", "tenant_id", "revision", "content_hash", "type", "state")
+_PLANNED_COLUMNS = ("id", "tenant_id", "revision", "content", "type", "state")
 
 
 def _derived(tenant_id: Any, erased: set[Any]) -> tuple[set[Any], set[Any]]:

@@ -1,0 +1,114 @@
+"""Erasing a subject: one reviewed plan, a receipt per memory, a certificate, and nothing left behind."""
+
+import io
+
+import pytest
+from django.core.management import call_command
+
+from executor.models import Receipt, TenantExport
+from executor.offline import verify_export
+from executor.transfer import export_tenant
+from memory_core.models import Memory
+from proposals.models import Proposal
+from tests.database_scan import columns_holding
+from tests.erasure.conftest import ask
+from tests.factories import apply_released, approve, create_payload, make_evidence, submit
+
+# Records of authority that name the person by design (the certificate lists them as retained).
+AUTHORITY = {"tenancy_delegation": ["subject_id"], "tenancy_historicaldelegation": ["subject_id"]}
+
+
+def _approve_all(erasure_id, reviewers):
+    proposal = Proposal.objects.get(pk=erasure_id)
+    for person in reviewers[: proposal.required_approvals]:
+        approve(person, proposal)
+    return apply_released(proposal)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_erasure_is_planned_by_the_server_and_removes_nothing_before_review(agent, api, about, subject):
+    memories = about(3)
+    response = ask(api, subject)
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["status"] == "pending_review" and body["required_approvals"] == 2
+    assert body["matched_rule"] == "review-erasure"
+    assert {m["memory_id"] for m in body["plan"]["members"]} == {str(m.id) for m in memories}
+    assert all(m["because"] == "subject" and m["content_hash"] for m in body["plan"]["members"])
+    assert Memory.objects.filter(subject_id=subject["id"]).count() == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_reviewed_erasure_leaves_nothing_of_the_subject_and_certifies_it(
+    agent, api, about, remember, subject, reviewers, marker
+):
+    memories = about(3)
+    kept = remember("alice likes tea in the afternoon")  # another person's memory stays
+    pending = submit(  # an open proposal about the subject is withdrawn and scrubbed
+        agent.agent,
+        create_payload(
+            {
+                "subject": subject,
+                "scope": "user",
+                "type": "preference",
+                "content": {"statement": f"{marker} also likes walks"},
+                "sensitivity": "internal",
+            },
+            [make_evidence(agent.agent)],
+            {"acting_for_subject": subject, "risk_level": "high"},
+        ),
+    )
+    assert pending.status == "pending_review"
+    searched = api.post(
+        "/api/v1/recall/search",
+        {"query": f"{marker} {subject['id']}", "policy_context": {"acting_for_subject": subject}},
+        format="json",
+    )
+    assert searched.status_code == 200 and searched.json()["results"]
+    export_tenant(agent.tenant, io.StringIO())
+    assert columns_holding(marker) and columns_holding(subject["id"])
+
+    erasure_id = ask(api, subject).json()["erasure_id"]
+    receipt = _approve_all(erasure_id, reviewers)
+
+    assert receipt.outcome == "applied", receipt.reason
+    body = api.get(f"/api/v1/erasures/{erasure_id}/").json()
+    assert body["status"] == "applied"
+    certificate = body["certificate"]
+    assert {item["memory_id"] for item in certificate["removed"]} == {str(m.id) for m in memories}
+    assert certificate["withdrawn"] == [str(pending.pk)]
+    assert certificate["scan"]["found"] == {} and certificate["clean"] is True
+    assert certificate["scan"]["retained"] == AUTHORITY
+    assert [e["export_id"] for e in certificate["exports"]] == [str(TenantExport.objects.get().pk)]
+    assert certificate["subject"]["kind"] == "user" and subject["id"] not in str(body)
+    # One receipt per purged memory, then the certificate, in chain order.
+    receipts = list(Receipt.objects.filter(proposal_id=erasure_id).order_by("seq"))
+    assert [r.memory_id for r in receipts[:-1]] == sorted((m.id for m in memories), key=str)
+    assert [r.seq for r in receipts] == list(range(receipts[0].seq, receipts[0].seq + 4))
+    assert body["receipts"] == [str(r.pk) for r in receipts]
+
+    assert columns_holding(marker) == {}
+    assert columns_holding(subject["id"]) == AUTHORITY
+    assert Memory.objects.filter(pk=kept.pk, content=kept.content).exists()
+    assert Proposal.objects.get(pk=pending.pk).status == "withdrawn"
+    call_command("verify_receipts")
+
+    certificate_file = api.get(f"/api/v1/erasures/{erasure_id}/certificate")
+    assert certificate_file.status_code == 200
+    lines = b"".join(certificate_file.streaming_content).decode().splitlines()
+    proof = verify_export(lines)
+    assert proof.receipts == 4
+
+
+@pytest.mark.django_db(transaction=True)
+def test_recall_finds_nothing_about_an_erased_subject(agent, api, about, subject, reviewers, marker):
+    about(2)
+    erasure_id = ask(api, subject).json()["erasure_id"]
+    assert _approve_all(erasure_id, reviewers).outcome == "applied"
+
+    found = api.post(
+        "/api/v1/recall/search",
+        {"query": marker, "filters": {"subject": subject}, "policy_context": {"acting_for_subject": subject}},
+        format="json",
+    )
+    assert found.status_code == 200 and found.json()["results"] == []
