@@ -12,6 +12,9 @@ CONTENT_ORDER = ["statement", "factor", "universe", "horizon", "metric", "value"
 # Then the memory fields, in the model's order; content is shown key by key above them.
 FIELD_ORDER = [name for name in Memory.PROPOSED_FIELDS if name != "content"]
 
+# Actions whose review shows the frozen action itself, field by field (an erasure: its plan).
+FROZEN_ACTION_SHOWN = (Proposal.Action.LINK, Proposal.Action.COMPACT, Proposal.Action.ERASE)
+
 
 @dataclass(frozen=True)
 class DiffRow:
@@ -40,6 +43,8 @@ def plain_language(proposal: Proposal, memory: Memory | None) -> str:
             f" memories about {subject.get('kind')}:{subject.get('id')} into one new memory"
             " and make them dormant."
         )
+    if proposal.action == Proposal.Action.ERASE:
+        return _erasure_sentence(proposal.fields)
     if proposal.action == Proposal.Action.LINK:
         fields = proposal.fields
         other = (
@@ -55,6 +60,19 @@ def plain_language(proposal: Proposal, memory: Memory | None) -> str:
     where = f"revision {proposal.base_revision}" + (f" (now {memory.revision})" if memory else "")
     text = f"Change {changed} of memory {proposal.target_id} from {where}."
     return text + (f" New statement: “{statement}”." if statement else "")
+
+
+def _erasure_sentence(fields: dict[str, Any]) -> str:
+    subject = (fields.get("erasure") or {}).get("subject") or {}
+    members = fields.get("members", [])
+    derived = sum(1 for member in members if member.get("because") == "derived")
+    named = f"{subject.get('kind')}:{subject.get('id')}" if "id" in subject else f"a {subject.get('kind')}"
+    return (
+        f"Erase {named}: purge {len(members)} memories about them ({derived} derived from those),"
+        f" withdraw {len(fields.get('proposals', []))} open proposals about them and re-summarise"
+        f" {len(fields.get('resummarised', []))} summaries that also rest on other memories."
+        " Nothing of it can be restored."
+    )
 
 
 @dataclass(frozen=True)
@@ -74,8 +92,8 @@ class Diff:
 
 def diff_rows(proposal: Proposal, memory: Memory | None) -> Diff:
     """Return content fields, then memory fields, as (current, proposed) pairs."""
-    if proposal.action in (*Proposal.ENTITY_ACTIONS, Proposal.Action.LINK, Proposal.Action.COMPACT):
-        # Entity actions, links and compactions: the reviewer reads the frozen action itself.
+    if proposal.action in (*Proposal.ENTITY_ACTIONS, *FROZEN_ACTION_SHOWN):
+        # Entity actions, links, compactions and erasures: the reviewer reads the frozen action itself.
         rows = [DiffRow(name, None, _show(value)) for name, value in sorted(proposal.fields.items())]
         return Diff(rows, compared=False, heading="Proposed")
     current = memory.snapshot() if memory else {}

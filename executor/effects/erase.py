@@ -11,7 +11,7 @@ under the rule set). The erasure's own receipt, last, is the certificate
 """
 
 import uuid
-from typing import Any
+from typing import Any, cast
 
 from django.utils import timezone
 
@@ -55,16 +55,17 @@ class EraseEffect(Effect):
         rows.add({"memory_core.AccessEvent": _blank_queries(proposal.tenant_id, subject["id"])})
         resummaries = propose_resummaries(purge=proposal, successor_ids=sorted(successors - erased, key=str))
         _scrub_request(proposal, subject, rows)
-        certificate = {
+        found = scan(proposal.tenant_id, values)
+        certificate: dict[str, Any] = {
             "subject": subject_digest(subject),
             "removed": removed,
             "rows": rows.counts,
             "withdrawn": withdrawn,
             "resummarised": [{"memory_id": str(p.target_id), "proposal_id": str(p.pk)} for p in resummaries],
             "exports": exports,
-            "scan": scan(proposal.tenant_id, values),
+            "scan": found,
+            "clean": not found["found"],
         }
-        certificate["clean"] = not certificate["scan"]["found"]
         return Applied(None, {"erasure": certificate})
 
 
@@ -84,7 +85,7 @@ def _purge(memory: Memory) -> tuple[dict[str, int], list[Any]]:
     removed, successors = purge_memory(memory=memory, verb="erase")
     removed.update(scrub_purged_content(purge=None, memory=memory, summaries=successors))
     for _, counts in memory_purged.send(Memory, tenant_id=memory.tenant_id, memory_ids=[memory.pk]):
-        removed.update(counts or {})
+        removed.update(cast(dict[str, int], counts or {}))
     return removed, successors
 
 

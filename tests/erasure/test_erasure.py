@@ -112,3 +112,19 @@ def test_recall_finds_nothing_about_an_erased_subject(agent, api, about, subject
         format="json",
     )
     assert found.status_code == 200 and found.json()["results"] == []
+
+
+@pytest.mark.django_db
+def test_a_reviewer_reads_the_plan_as_one_list_and_decides_it_in_the_review_pages(
+    agent, api, about, subject, reviewers, client
+):
+    memories = about(2)
+    erasure_id = ask(api, subject).json()["erasure_id"]
+    client.force_login(reviewers[0])
+
+    html = client.get(f"/review/proposals/{erasure_id}/").content.decode()
+
+    assert f"Erase user:{subject['id']}: purge 2 memories about them" in html
+    assert all(str(memory.pk) in html for memory in memories)
+    queue = client.get("/review/").content.decode()
+    assert erasure_id in queue
