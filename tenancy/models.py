@@ -29,6 +29,7 @@ class Tenant(models.Model):
             ("decide_proposal", "Can decide proposals in this tenant"),
             ("audit_tenant", "Can view this tenant's proposals and decisions, never decide"),
             ("publish_registration", "Can request and approve publishing this tenant's registration"),
+            ("erase_subject", "Can ask to erase every memory about a subject in this tenant"),
         ]
 
     def __str__(self) -> str:

@@ -22,6 +22,7 @@ from tenancy.models import Agent, AgentToken, Tenant
 DECIDE = "tenancy.decide_proposal"
 AUDIT = "tenancy.audit_tenant"
 PUBLISH = "tenancy.publish_registration"
+ERASE = "tenancy.erase_subject"
 
 
 def decidable_tenants(user) -> QuerySet[Tenant]:
@@ -55,6 +56,11 @@ def admin_tenants(user, perm: str) -> QuerySet[Tenant]:
 def publishing_tenants(user) -> QuerySet[Tenant]:
     """Return the tenants whose registration ``user`` may ask to publish, or approve publishing."""
     return get_objects_for_user(user, PUBLISH, klass=Tenant, accept_global_perms=False)
+
+
+def erasing_tenants(user) -> QuerySet[Tenant]:
+    """Return the tenants in which ``user`` may ask to erase a subject (never approve their own ask)."""
+    return get_objects_for_user(user, ERASE, klass=Tenant, accept_global_perms=False)
 
 
 def active_agent_token(key_hash: str) -> AgentToken | None:

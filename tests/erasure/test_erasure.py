@@ -128,3 +128,48 @@ def test_a_reviewer_reads_the_plan_as_one_list_and_decides_it_in_the_review_page
     assert all(str(memory.pk) in html for memory in memories)
     queue = client.get("/review/").content.decode()
     assert erasure_id in queue
+
+
+@pytest.mark.django_db
+def test_an_operator_asks_in_the_admin_and_cannot_approve_their_own_ask(agent, about, subject, client):
+    from guardian.shortcuts import assign_perm
+
+    from tests.factories import make_person
+
+    memories = about(2)
+    operator = make_person("erasure-operator", agent.tenant)
+    operator.is_staff = True
+    operator.save()
+    assign_perm("tenancy.erase_subject", operator, agent.tenant)
+    client.force_login(operator)
+    form = {
+        "tenant": agent.tenant.pk,
+        "subject_kind": "user",
+        "subject_id": subject["id"],
+        "reason": "GDPR art. 17",
+    }
+
+    response = client.post("/admin/erasure/erasure/add/", form)
+
+    erasure = Proposal.objects.get(action="erase")
+    assert response.status_code == 302 and str(erasure.pk) in response["Location"]
+    assert erasure.fields["requested_by"] == operator.pk and erasure.submitted_by.is_system
+    assert {m["memory_id"] for m in erasure.fields["members"]} == {str(m.pk) for m in memories}
+    approve(operator, erasure)
+    approve(make_person("second-reviewer", agent.tenant), erasure)
+    receipt = apply_released(erasure)
+    assert receipt.outcome == "unauthorised_release"  # one counted approval of two: the asker's is not
+    assert Memory.objects.filter(pk__in=[m.pk for m in memories]).count() == 2
+
+
+@pytest.mark.django_db
+def test_an_operator_without_the_permission_is_not_offered_the_page(agent, subject, client):
+    from tests.factories import make_person
+
+    person = make_person("plain-reviewer", agent.tenant)
+    person.is_staff = True
+    person.save()
+    client.force_login(person)
+    form = {"tenant": agent.tenant.pk, "subject_kind": "user", "subject_id": subject["id"], "reason": "r"}
+    client.post("/admin/erasure/erasure/add/", form)
+    assert not Proposal.objects.filter(action="erase").exists()
