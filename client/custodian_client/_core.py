@@ -66,6 +66,8 @@ class Call:
     headers: dict[str, str] = field(default_factory=dict)
     # Whether repeating it after a lost connection is safe (reads, and idempotency-keyed writes).
     repeatable: bool = False
+    # Whether the answer is text to hand back as it is (a JSON Lines file), not one JSON document.
+    text: bool = False
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -114,9 +116,11 @@ def announce(on_retry: Callable[[RetryEvent], None] | None, event: RetryEvent) -
         on_retry(event)
 
 
-def result(response: httpx.Response) -> Any:
-    """Return the JSON of a 2xx answer; raise the typed error of any other."""
+def result(response: httpx.Response, *, text: bool = False) -> Any:
+    """Return the JSON of a 2xx answer (its text, with ``text``); raise the typed error of any other."""
     if response.is_success:
+        if text:
+            return response.text
         return response.json() if response.content else None
     try:
         body = response.json()
@@ -209,6 +213,23 @@ def get_proposal(proposal_id: str) -> Call:
 
 def withdraw(proposal_id: str) -> Call:
     return Call("POST", f"/api/v1/proposals/{proposal_id}/withdraw/", {})
+
+
+def request_erasure(
+    subject_kind: str, subject_id: str, reason: str, idempotency_key: str | None = None
+) -> Call:
+    """Describe an erasure request; its Idempotency-Key is made once, so a retry asks only once."""
+    body = {"subject": {"kind": subject_kind, "id": subject_id}, "reason": reason}
+    key = idempotency_key or f"cc-erase-{uuid.uuid4()}"
+    return Call("POST", "/api/v1/erasures/", body, headers={"Idempotency-Key": key}, repeatable=True)
+
+
+def get_erasure(erasure_id: str) -> Call:
+    return Call("GET", f"/api/v1/erasures/{erasure_id}/", repeatable=True)
+
+
+def erasure_certificate(erasure_id: str) -> Call:
+    return Call("GET", f"/api/v1/erasures/{erasure_id}/certificate", repeatable=True, text=True)
 
 
 def receipts(*, proposal: str | None = None, memory: str | None = None) -> Call:

@@ -86,7 +86,7 @@ class AsyncCustodian:
                 if failure is not None:
                     raise _core.connection_error(call, failure) from failure
                 assert response is not None
-                return _core.result(response)
+                return _core.result(response, text=call.text)
             attempt += 1
             status = response.status_code if response is not None else 0
             _core.announce(
@@ -252,6 +252,27 @@ class AsyncCustodian:
             if time.monotonic() >= deadline:
                 raise WaitTimeout(0, "receipt_timeout", f"no receipt for {proposal_id} (status {status})")
             await self._sleep(interval)
+
+    # --- erasure --------------------------------------------------------------------------------
+
+    async def erase_subject(
+        self, subject_kind: str, subject_id: str, reason: str, *, idempotency_key: str | None = None
+    ) -> dict[str, Any]:
+        """Ask to erase every memory about a subject; the server plans it and sends it to review.
+
+        Needs a live grant to act for the subject (``ErasureNotAllowed`` otherwise). Nothing
+        is removed until reviewers approve the plan; follow it with :meth:`erasure`.
+        """
+        call = _core.request_erasure(subject_kind, subject_id, reason, idempotency_key)
+        return cast(dict[str, Any], await self._send(call))
+
+    async def erasure(self, erasure_id: str) -> dict[str, Any]:
+        """Where an erasure you asked for stands; once applied, its certificate."""
+        return cast(dict[str, Any], await self._send(_core.get_erasure(erasure_id)))
+
+    async def erasure_certificate(self, erasure_id: str) -> str:
+        """The erasure's receipts as JSON Lines, for ``manage.py verify_export`` (or ``verify_export``)."""
+        return cast(str, await self._send(_core.erasure_certificate(erasure_id)))
 
     async def receipts(self, *, proposal: str | None = None, memory: str | None = None) -> list[Receipt]:
         """The newest receipts (first page), narrowed to a proposal or a memory."""

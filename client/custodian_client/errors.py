@@ -197,6 +197,24 @@ class PublishNotPermitted(PermissionDenied):
     code = "publish_not_permitted"
 
 
+class ErasureNotAllowed(PermissionDenied):
+    """Erasing a subject needs a live grant to act for it (or an operator, in the admin)."""
+
+    code = "erasure_not_allowed"
+
+
+class ErasureNotFound(NotFound):
+    """No erasure of that id that you asked for (another agent's reads as none)."""
+
+    code = "erasure_not_found"
+
+
+class ErasureNotCertified(Conflict):
+    """The erasure has not been applied yet, so it has no certificate."""
+
+    code = "erasure_not_certified"
+
+
 class RecallNotFound(NotFound):
     """Not a recall of this agent."""
 
@@ -353,6 +371,9 @@ CODE_CLASSES: dict[str, type[CustodianError]] = {
     "self_approval": SelfApprovalForbidden,
     "owner_not_representable": OwnerNotRepresentable,
     "publish_not_permitted": PublishNotPermitted,
+    "erasure_not_allowed": ErasureNotAllowed,
+    "erasure_not_found": ErasureNotFound,
+    "erasure_not_certified": ErasureNotCertified,
     "recall_not_found": RecallNotFound,
     "item_not_served": ItemNotServed,
     "feedback_already_given": FeedbackAlreadyGiven,

@@ -1,0 +1,60 @@
+"""custodian-client asks for an erasure, reviewers approve it over HTTP, a worker applies it."""
+
+import asyncio
+
+import pytest
+from custodian_client import AsyncCustodian, Custodian
+from custodian_client import errors as e
+
+from executor.offline import verify_export
+from tests.factories import make_agent
+from tests.live import OWNER_CONTEXT, alice_preference, make_reviewer
+from tests.workers import wait_until
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_erase_a_subject_follow_it_and_verify_its_certificate(live_server, agent, executor):
+    reviewers = [make_reviewer(f"pm-erase-{n}", agent.tenant) for n in range(2)]
+    with Custodian(live_server.url, agent.token) as custodian:
+        evidence = custodian.register_evidence("conversation", "chat/alice/erase", {"text": "Fridays."})
+        created = custodian.propose(
+            "create",
+            memory=alice_preference("Alice prefers summaries on fridays"),
+            evidence=[evidence],
+            policy_context=OWNER_CONTEXT,
+        )
+        custodian.wait_for_receipt(created["id"])
+
+        erasure = custodian.erase_subject("user", "pm-alice", "Alice asked to be forgotten")
+        assert erasure["status"] == "pending_review"
+        assert [m["memory_id"] for m in erasure["plan"]["members"]] == [created["memory_id"]]
+        with pytest.raises(e.ErasureNotCertified):
+            custodian.erasure_certificate(erasure["erasure_id"])
+        for reviewer in reviewers:
+            with Custodian(live_server.url, reviewer.token) as pm:
+                queued = {p["id"]: p for p in pm.review_queue()}
+                digest = queued[erasure["erasure_id"]]["action_digest"]
+                pm.decide(erasure["erasure_id"], "approve", reason="checked the list", action_digest=digest)
+        wait_until(
+            lambda: custodian.erasure(erasure["erasure_id"])["status"] == "applied",
+            timeout=120,
+            what="the erasure to apply",
+        )
+        certificate = custodian.erasure(erasure["erasure_id"])["certificate"]
+        assert certificate["clean"] and certificate["removed"][0]["memory_id"] == created["memory_id"]
+        proof = verify_export(custodian.erasure_certificate(erasure["erasure_id"]).splitlines())
+        assert proof.receipts == 2
+        with pytest.raises(e.NotFound):
+            custodian.get_memory(created["memory_id"])
+
+    stranger = make_agent(agent.tenant.name, "erasure-stranger", acts_for=())
+
+    async def refused() -> None:
+        async with AsyncCustodian(live_server.url, stranger.token) as other:
+            with pytest.raises(e.ErasureNotAllowed):
+                await other.erase_subject("user", "pm-alice", "not mine to ask")
+            with pytest.raises(e.ErasureNotFound):
+                await other.erasure(erasure["erasure_id"])
+
+    asyncio.run(refused())
