@@ -65,6 +65,7 @@ AREAS = (
     ("/api/v1/receipts/", "Receipts and audit"),
     ("/api/v1/audit/", "Receipts and audit"),
     ("/api/v1/dreaming/", "Maintenance"),
+    ("/api/v1/erasures/", "Erasure"),
     ("/mgp/", "MGP"),
     ("/livez", "Health"),
     ("/healthz", "Health"),
@@ -78,6 +79,10 @@ TAGS = [
     {"name": "Recall", "description": "Memories, in the view the read policy allows, and recall feedback."},
     {"name": "Receipts and audit", "description": "Hash-chained receipts and the audit trail of reads."},
     {"name": "Maintenance", "description": "Maintenance under the same authority: Dreaming runs."},
+    {
+        "name": "Erasure",
+        "description": "Forget a person: one reviewed plan, a receipt per purged memory, a certificate.",
+    },
     {
         "name": "MGP",
         "description": "The Memory Governance Protocol over the same pipeline (`/mgp/openapi.json`).",

@@ -2,6 +2,7 @@ from pathlib import Path
 
 import pytest
 
+from tenancy.services import grant_delegation
 from tests.client_typescript.node import built_package, node_env
 from tests.factories import make_agent
 from tests.live import executor, make_reviewer  # noqa: F401
@@ -13,12 +14,18 @@ def package() -> Path:
     return built_package()
 
 
+# A person only the erasure test remembers things about (an erasure takes all of them).
+ERASED_SUBJECT = {"kind": "user", "id": "ts-erased-person"}
+
+
 @pytest.fixture
 def live_env(live_server, agent) -> dict[str, str]:
-    """What node runs with: the live server's URL, the agent's token, a reviewer's, a grantless agent's."""
+    """What node runs with: the live server's URL, the agent's token, two reviewers', a grantless agent's."""
+    grant_delegation(agent=agent.agent, subject=ERASED_SUBJECT)
     return node_env(
         CUSTODIAN_URL=live_server.url,
         CUSTODIAN_TOKEN=agent.token,
         CUSTODIAN_REVIEWER_TOKEN=make_reviewer("pm", agent.tenant).token,
+        CUSTODIAN_SECOND_REVIEWER_TOKEN=make_reviewer("pm-second", agent.tenant).token,
         CUSTODIAN_STRANGER_TOKEN=make_agent(agent.tenant.name, "stranger-agent", acts_for=()).token,
     )

@@ -22,6 +22,7 @@ import { remember, type RememberOptions, type RememberResult } from "./remember.
 import type {
   AccessEvent,
   BatchResult,
+  Erasure,
   EvidenceRevision,
   Evidence,
   Feedback,
@@ -164,6 +165,9 @@ export class Custodian {
       throw new ServiceUnavailable(0, "connection_failed", `${call.method} ${call.path}: ${reason}`);
     }
     if (response.ok) {
+      if (call.text) {
+        return text;
+      }
       return text ? JSON.parse(text) : null;
     }
     let body: unknown;
@@ -288,6 +292,32 @@ export class Custodian {
       }
       await this.#sleep(options.interval ?? 0.5);
     }
+  }
+
+  // --- erasure -----------------------------------------------------------------------------------
+
+  /**
+   * Ask to erase every memory about a subject; the server plans it and sends it to review.
+   * Needs a live grant to act for the subject ({@link ErasureNotAllowed} otherwise); nothing
+   * is removed until reviewers approve the plan. Follow it with {@link erasure}.
+   */
+  async eraseSubject(
+    subjectKind: string,
+    subjectId: string,
+    reason: string,
+    options: { idempotencyKey?: string } = {},
+  ): Promise<Erasure> {
+    return (await this.#send(core.requestErasure(subjectKind, subjectId, reason, options.idempotencyKey))) as Erasure;
+  }
+
+  /** Where an erasure you asked for stands; once applied, its certificate. */
+  async erasure(erasureId: string): Promise<Erasure> {
+    return (await this.#send(core.getErasure(erasureId))) as Erasure;
+  }
+
+  /** The erasure's receipts as JSON Lines, for `manage.py verify_export`. */
+  async erasureCertificate(erasureId: string): Promise<string> {
+    return (await this.#send(core.erasureCertificate(erasureId))) as string;
   }
 
   /** The newest receipts (first page), narrowed to a proposal or a memory. */

@@ -62,6 +62,8 @@ export interface Call {
   headers?: Record<string, string>;
   /** Whether repeating it after a lost connection is safe (reads, and idempotency-keyed writes). */
   repeatable: boolean;
+  /** Whether the answer is text to hand back as it is (a JSON Lines file), not one JSON document. */
+  text?: boolean;
 }
 
 function backoffDelay(policy: RetryPolicy, attempt: number, retryAfter: number | null): number {
@@ -261,6 +263,25 @@ export function withdraw(proposalId: string): Call {
     json: {},
     repeatable: false,
   };
+}
+
+/** Describe an erasure request; its Idempotency-Key is made once, so a retry asks only once. */
+export function requestErasure(subjectKind: string, subjectId: string, reason: string, idempotencyKey?: string): Call {
+  return {
+    method: "POST",
+    path: "/api/v1/erasures/",
+    json: { subject: { kind: subjectKind, id: subjectId }, reason },
+    headers: { "Idempotency-Key": idempotencyKey || `cc-erase-${crypto.randomUUID()}` },
+    repeatable: true,
+  };
+}
+
+export function getErasure(erasureId: string): Call {
+  return { method: "GET", path: `/api/v1/erasures/${segment(erasureId)}/`, repeatable: true };
+}
+
+export function erasureCertificate(erasureId: string): Call {
+  return { method: "GET", path: `/api/v1/erasures/${segment(erasureId)}/certificate`, repeatable: true, text: true };
 }
 
 export function receipts(filters: { proposal?: string; memory?: string } = {}): Call {

@@ -170,6 +170,18 @@ export class OwnerNotRepresentable extends PermissionDenied {
 export class PublishNotPermitted extends PermissionDenied {
   static override readonly code: string = "publish_not_permitted";
 }
+/** Erasing a subject needs a live grant to act for it (or an operator, in the admin). */
+export class ErasureNotAllowed extends PermissionDenied {
+  static override readonly code: string = "erasure_not_allowed";
+}
+/** No erasure of that id that you asked for (another agent's reads as none). */
+export class ErasureNotFound extends NotFound {
+  static override readonly code: string = "erasure_not_found";
+}
+/** The erasure has not been applied yet, so it has no certificate. */
+export class ErasureNotCertified extends Conflict {
+  static override readonly code: string = "erasure_not_certified";
+}
 /** Not a recall of this agent. */
 export class RecallNotFound extends NotFound {
   static override readonly code: string = "recall_not_found";
@@ -308,6 +320,9 @@ const CODED_CLASSES: readonly ErrorClass[] = [
   SelfApprovalForbidden,
   OwnerNotRepresentable,
   PublishNotPermitted,
+  ErasureNotAllowed,
+  ErasureNotFound,
+  ErasureNotCertified,
   RecallNotFound,
   ItemNotServed,
   FeedbackAlreadyGiven,

@@ -44,6 +44,69 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/erasures/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask to erase a subject
+         * @description Plan the erasure of every memory about a subject and send the plan to review.
+         *
+         *     Nothing is removed until reviewers approve the plan (two by default) and the
+         *     executor applies it. Only an agent holding a live grant to act for the subject may ask.
+         */
+        post: operations["api_v1_erasures_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/erasures/{erasure_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an erasure
+         * @description Where the erasure stands; once applied, its certificate (ids and hashes, never content).
+         */
+        get: operations["api_v1_erasures_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/erasures/{erasure_id}/certificate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an erasure's certificate
+         * @description The erasure's receipts as a receipt export, to verify offline with `manage.py verify_export`.
+         */
+        get: operations["api_v1_erasures_certificate_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/evidence/": {
         parameters: {
             query?: never;
@@ -1033,6 +1096,37 @@ export interface components {
              */
             into_entity_id?: string;
         };
+        /** @description An erasure as its requester reads it. Memories are named by id, revision and content hash only. */
+        ErasureOutput: {
+            /** Format: uuid */
+            erasure_id: string;
+            /** @description the proposal's status: pending_review, applied, … */
+            status: string;
+            classification: string;
+            required_approvals: number;
+            matched_rule: string;
+            /** @description kind and id; once applied, kind and a keyed digest of the id */
+            subject: unknown;
+            reason: string;
+            /** @description members (memory_id, revision, content_hash, type, state, because), … */
+            plan: unknown;
+            /** @description in chain order */
+            receipts: string[];
+            /** @description once applied: what went, the scan, exports */
+            certificate: unknown;
+        };
+        /**
+         * @description A plain serializer that refuses fields it does not declare.
+         *
+         *     DRF silently drops unknown keys; for a governance API a misspelt field
+         *     must be an error, not a silently ignored intention.
+         */
+        ErasureRequestInputRequest: {
+            /** @description whom to forget: every memory about this subject goes */
+            subject: components["schemas"]["SubjectInputRequest"];
+            /** @description why, as the reviewers and auditors read it */
+            reason: string;
+        };
         /**
          * @description A plain serializer that refuses fields it does not declare.
          *
@@ -1339,9 +1433,10 @@ export interface components {
          *     * `entity_merge` - Entity Merge
          *     * `entity_unmerge` - Entity Unmerge
          *     * `compact` - Compact
+         *     * `erase` - Erase
          * @enum {string}
          */
-        ProposalActionEnum: "create" | "update" | "expire" | "revoke" | "delete" | "purge" | "restore" | "fence" | "revalidate" | "register" | "dormant" | "link" | "entity_create" | "entity_merge" | "entity_unmerge" | "compact";
+        ProposalActionEnum: "create" | "update" | "expire" | "revoke" | "delete" | "purge" | "restore" | "fence" | "revalidate" | "register" | "dormant" | "link" | "entity_create" | "entity_merge" | "entity_unmerge" | "compact" | "erase";
         /**
          * @description A plain serializer that refuses fields it does not declare.
          *
@@ -1916,6 +2011,291 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Throttled (throttled) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or a query past its time budget, retry (service_unavailable, query_timeout) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    api_v1_erasures_create: {
+        parameters: {
+            query?: never;
+            header: {
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ErasureRequestInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureOutput"];
+                };
+            };
+            /** @description Invalid input (validation_error, malformed_json, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked token (not_authenticated) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description erasure_not_allowed: no live grant to act for the subject */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found in the caller's tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict (idempotency_conflict, base_revision_stale, invalid_transition, stale_digest, …) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Denied by policy, or the plan is too large (problem+json) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Throttled (throttled) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or a query past its time budget, retry (service_unavailable, query_timeout) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    api_v1_erasures_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                erasure_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureOutput"];
+                };
+            };
+            /** @description Invalid input (validation_error, malformed_json, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked token (not_authenticated) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed for this caller (permission_denied, tenant_mismatch, self_approval, …) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found in the caller's tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict (idempotency_conflict, base_revision_stale, invalid_transition, stale_digest, …) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Throttled (throttled) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or a query past its time budget, retry (service_unavailable, query_timeout) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    api_v1_erasures_certificate_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                erasure_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a receipt export: verify_export checks it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (validation_error, malformed_json, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked token (not_authenticated) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed for this caller (permission_denied, tenant_mismatch, self_approval, …) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found in the caller's tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description erasure_not_certified */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Body too large (payload_too_large) */
             413: {

@@ -28,6 +28,7 @@ export type Proposal = Schemas["ProposalOutput"];
 export type BatchItemResult = Schemas["BatchItemResult"];
 export type BatchResult = Schemas["BatchSubmitOutput"];
 export type Receipt = Schemas["ReceiptOutput"];
+export type Erasure = Schemas["ErasureOutput"];
 export type ReviewDecision = Schemas["ReviewDecisionOutput"];
 export type Feedback = Schemas["RecallFeedbackOutput"];
 export type AccessEvent = Schemas["AccessEventOutput"];

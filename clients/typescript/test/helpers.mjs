@@ -16,6 +16,8 @@ function token(name) {
 
 export const agent = (options = {}) => new Custodian(URL_, token("CUSTODIAN_TOKEN"), options);
 export const reviewer = () => new Custodian(URL_, token("CUSTODIAN_REVIEWER_TOKEN"));
+/** A second person who may decide: what needs two approvals (an erasure) takes both. */
+export const secondReviewer = () => new Custodian(URL_, token("CUSTODIAN_SECOND_REVIEWER_TOKEN"));
 /** Another agent of the tenant, with no operator grant to act for anyone. */
 export const stranger = () => new Custodian(URL_, token("CUSTODIAN_STRANGER_TOKEN"));
 
