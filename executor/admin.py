@@ -168,7 +168,7 @@ class ReceiptAdmin(TenantReadOnlyAdmin):
         text: str
         if summary.withheld:
             text = withheld_note(summary.withheld)
-        elif proposal.action == proposal.Action.PURGE:
+        elif proposal.action in proposal.REMOVING_ACTIONS:
             text = summary.text
         else:
             text = format_html("“{}”", summary.text) if summary.text else ""

@@ -83,7 +83,9 @@ def memory_timeline(receipts: QuerySet[Receipt], memory_id: Any) -> Timeline | N
         (
             r
             for r in rows
-            if r.proposal.action == Proposal.Action.PURGE and r.outcome == Receipt.Outcome.APPLIED
+            if r.proposal.action in Proposal.REMOVING_ACTIONS
+            and r.outcome == Receipt.Outcome.APPLIED
+            and str(r.memory_id) == str(memory_id)
         ),
         None,
     )

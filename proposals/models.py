@@ -56,6 +56,8 @@ class Proposal(models.Model):
     )
     # Made by Custodian itself (evidence changes; an operator's publish request; sweeps), never by agents.
     SYSTEM_ACTIONS = (Action.FENCE, Action.REVALIDATE, Action.REGISTER, Action.DORMANT, Action.COMPACT)
+    # Actions that physically remove memories (their receipts name what went, never content).
+    REMOVING_ACTIONS = (Action.PURGE, Action.ERASE)
     # Asked for at an endpoint of their own, never as a plain proposal (erasures: POST /erasures/).
     OWN_ENDPOINT_ACTIONS = (Action.ERASE,)
     # Actions whose result is an active memory: its dedupe key must be free (one active memory per key).

@@ -63,6 +63,8 @@ def change_summary(proposal: Proposal, current: Memory | None, chars: int) -> Ex
     """Excerpt the statement the change asserted (or the memory's, for lifecycle actions)."""
     if proposal.action == Proposal.Action.PURGE:
         return Excerpt("memory purged")
+    if proposal.action == Proposal.Action.ERASE:
+        return Excerpt("subject erased: memories purged")
     proposed, rule = proposed_for_person(proposal, current)
     if not (proposal.fields or {}).get("content") and current is not None:
         proposed.content = current.content

@@ -173,3 +173,31 @@ def test_an_operator_without_the_permission_is_not_offered_the_page(agent, subje
     form = {"tenant": agent.tenant.pk, "subject_kind": "user", "subject_id": subject["id"], "reason": "r"}
     client.post("/admin/erasure/erasure/add/", form)
     assert not Proposal.objects.filter(action="erase").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_auditor_reads_the_erasure_in_the_receipts_and_timelines_without_its_content(
+    agent, api, about, subject, reviewers, marker, client
+):
+    from django.contrib.auth.models import Group
+    from django.urls import reverse
+
+    from tests.factories import make_person
+
+    memories = about(2)
+    erasure_id = ask(api, subject).json()["erasure_id"]
+    assert _approve_all(erasure_id, reviewers).outcome == "applied"
+    auditor = make_person("erasure-auditor", agent.tenant, "tenancy.audit_tenant")
+    auditor.is_staff = True
+    auditor.save(update_fields=["is_staff"])
+    auditor.groups.add(Group.objects.get(name="auditors"))
+    client.force_login(auditor)
+
+    listing = client.get("/admin/executor/receipt/")
+    timeline = client.get(reverse("admin:executor_receipt_timeline", args=[memories[0].pk]))
+
+    assert listing.status_code == 200 and timeline.status_code == 200
+    assert "subject erased" in listing.content.decode()
+    assert "purged memory" in timeline.content.decode()  # the timeline knows the memory went
+    for page in (listing.content.decode(), timeline.content.decode()):
+        assert marker not in page and subject["id"] not in page
