@@ -201,3 +201,22 @@ def test_an_auditor_reads_the_erasure_in_the_receipts_and_timelines_without_its_
     assert "purged memory" in timeline.content.decode()  # the timeline knows the memory went
     for page in (listing.content.decode(), timeline.content.decode()):
         assert marker not in page and subject["id"] not in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_erasing_a_subject_with_nothing_stored_certifies_that_nothing_is_there(api, subject, reviewers):
+    body = ask(api, subject).json()
+    assert body["plan"]["members"] == []
+    assert _approve_all(body["erasure_id"], reviewers).outcome == "applied"
+    certificate = api.get(f"/api/v1/erasures/{body['erasure_id']}/").json()["certificate"]
+    assert certificate["removed"] == [] and certificate["clean"] is True
+
+
+@pytest.mark.django_db
+def test_asking_again_with_the_same_key_answers_the_same_erasure(api, about, subject):
+    about(1)
+    first = ask(api, subject, key="erase-once")
+    again = ask(api, subject, key="erase-once")
+    assert again.status_code == 201 and again["Idempotent-Replayed"] == "true"
+    assert again.json()["erasure_id"] == first.json()["erasure_id"]
+    assert Proposal.objects.filter(action="erase").count() == 1
