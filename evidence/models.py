@@ -63,6 +63,9 @@ class EvidenceRevision(models.Model):
         SUPERSEDED = "superseded"
         INVALIDATED = "invalidated"
 
+    # What a revision holds once an erasure retracted its source (its hash stays, for the chain).
+    RETRACTED_CONTENT = {"retracted": True}
+
     FORWARD = {
         Status.VALID: {Status.SUPERSEDED, Status.INVALIDATED},
         Status.SUPERSEDED: {Status.INVALIDATED},

@@ -33,20 +33,24 @@ PATTERNS_PER_QUERY = 50
 
 def traces(memory: Memory) -> set[str]:
     """The text of ``memory`` a copy elsewhere would repeat: its content's strings and its dedupe key."""
-    found = {memory.dedupe_key} if memory.dedupe_key else set()
-    found |= set(_strings(memory.content))
-    return {text for text in found if len(text) >= MIN_TRACE_CHARS}
+    return long_enough({memory.dedupe_key, *strings(memory.content)})
 
 
-def _strings(value: Any) -> Iterator[str]:
+def long_enough(texts: Iterable[str]) -> set[str]:
+    """The texts worth looking for: shorter ones are in rows that never held what was erased."""
+    return {text for text in texts if len(text) >= MIN_TRACE_CHARS}
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Every string in ``value``, a JSON document, at any depth."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
         for item in value.values():
-            yield from _strings(item)
+            yield from strings(item)
     elif isinstance(value, list):
         for item in value:
-            yield from _strings(item)
+            yield from strings(item)
 
 
 def scan(tenant_id: Any, values: Iterable[str]) -> dict[str, Any]:

@@ -11,13 +11,16 @@ under the rule set). The erasure's own receipt, last, is the certificate
 """
 
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, cast
 
 from django.utils import timezone
 
+from evidence.models import EvidenceRevision, EvidenceSource
 from executor.effects.base import Applied, ApplyContext, Check, Effect
 from executor.effects.checks import check_new, stale
-from executor.erasure import exports_holding, scan, subject_digest, traces
+from executor.erasure import exports_holding, long_enough, scan, strings, subject_digest, traces
 from maintenance.compaction import propose_resummaries
 from memory_core.models import AccessEvent, Memory
 from memory_core.mutations import purge_memory
@@ -39,10 +42,11 @@ class EraseEffect(Effect):
 
     def apply(self, ctx: ApplyContext, receipt_id: uuid.UUID) -> Applied:
         proposal = ctx.proposal
-        subject = proposal.fields["erasure"]["subject"]
+        request = proposal.fields["erasure"]
+        forgetting = FORGETTING[request["kind"]]
         planned = [ctx.members.get(uuid.UUID(m["memory_id"])) for m in proposal.fields["members"]]
         memories = [memory for memory in planned if memory is not None]  # the rest went since
-        values = {subject["id"], *(text for memory in memories for text in traces(memory))}
+        values = forgetting.traces(request) | {text for memory in memories for text in traces(memory)}
         exports = exports_holding(proposal.tenant_id, memories)
         removed, rows, successors = [], _Counts(), set()
         for memory in memories:
@@ -52,12 +56,12 @@ class EraseEffect(Effect):
             removed.append(_item_receipt(ctx, memory, counts))
         erased = {memory.pk for memory in memories}
         withdrawn = _withdraw(proposal, rows)
-        rows.add({"memory_core.AccessEvent": _blank_queries(proposal.tenant_id, subject["id"])})
+        named = forgetting.forget(proposal, request, rows)
         resummaries = propose_resummaries(purge=proposal, successor_ids=sorted(successors - erased, key=str))
-        _scrub_request(proposal, subject, rows)
+        _scrub_request(proposal, named, rows)
         found = scan(proposal.tenant_id, values)
         certificate: dict[str, Any] = {
-            "subject": subject_digest(subject),
+            **named,
             "removed": removed,
             "rows": rows.counts,
             "withdrawn": withdrawn,
@@ -152,21 +156,69 @@ def _withdraw(erasure: Proposal, rows: _Counts) -> list[str]:
     return withdrawn
 
 
-def _blank_queries(tenant_id: Any, subject_id: str) -> int:
-    """Blank the searches whose query named the subject (those that served a memory are blank already)."""
-    named = AccessEvent.objects.filter(tenant_id=tenant_id, query__contains=subject_id).exclude(query="")
-    return named.blank_queries()
-
-
-def _scrub_request(erasure: Proposal, subject: dict[str, str], rows: _Counts) -> None:
-    """Keep the erasure's own request by a keyed digest of the subject, never the id itself.
+def _scrub_request(erasure: Proposal, named: dict[str, Any], rows: "_Counts") -> None:
+    """Keep the erasure's own request only as the certificate names it (a subject by a keyed digest).
 
     Scrubbed in the database now (the scan reads it next) and on this object, from
     which the proposal is saved again after the receipt; its history rows too.
     """
-    erasure.fields = {**erasure.fields, "erasure": {"kind": "subject", "subject": subject_digest(subject)}}
+    erasure.fields = {**erasure.fields, "erasure": {"kind": erasure.fields["erasure"]["kind"], **named}}
     erasure.policy_context = {"erased": True}
     erasure.rationale = ""
     scrubbed = {"fields": erasure.fields, "policy_context": erasure.policy_context, "rationale": ""}
     Proposal.objects.filter(pk=erasure.pk).update(**scrubbed)
     rows.add({"proposals.HistoricalProposal": Proposal.history.filter(id=erasure.pk).update(**scrubbed)})
+
+
+# --- what each kind of erasure forgets besides its memories ------------------------------------
+
+
+@dataclass(frozen=True)
+class Forgetting:
+    """``traces``: what else the scan looks for, read before anything goes; ``forget``: what the
+    kind removes itself after the purges, returning how the certificate names what was erased."""
+
+    traces: Callable[[dict[str, Any]], set[str]]
+    forget: Callable[[Proposal, dict[str, Any], "_Counts"], dict[str, Any]]
+
+
+def _subject_traces(request: dict[str, Any]) -> set[str]:
+    return {request["subject"]["id"]}
+
+
+def _forget_subject(erasure: Proposal, request: dict[str, Any], rows: "_Counts") -> dict[str, Any]:
+    """Blank the searches whose query named the subject (those that served a memory are blank already)."""
+    named = AccessEvent.objects.filter(tenant_id=erasure.tenant_id, query__contains=request["subject"]["id"])
+    rows.add({"memory_core.AccessEvent": named.exclude(query="").blank_queries()})
+    return {"subject": subject_digest(request["subject"])}
+
+
+def _source_traces(request: dict[str, Any]) -> set[str]:
+    source = EvidenceSource.objects.get(pk=request["evidence_id"])
+    contents = EvidenceRevision.objects.filter(source=source).values_list("content", flat=True)
+    return long_enough({source.external_ref, *(text for content in contents for text in strings(content))})
+
+
+def _retract_source(erasure: Proposal, request: dict[str, Any], rows: "_Counts") -> dict[str, Any]:
+    """Invalidate every revision of the source and remove its content; its hashes stay for the chain."""
+    revisions = EvidenceRevision.objects.filter(tenant_id=erasure.tenant_id, source_id=request["evidence_id"])
+    retracted = revisions.update(
+        content=EvidenceRevision.RETRACTED_CONTENT,
+        status=EvidenceRevision.Status.INVALIDATED,
+        status_reason=f"retracted by erasure {erasure.target_id}",
+        admission_findings=[],
+    )
+    source = EvidenceSource.objects.filter(pk=request["evidence_id"])
+    rows.add(
+        {
+            "evidence.EvidenceRevision": retracted,
+            "evidence.EvidenceSource": source.update(external_ref=f"retracted:{request['evidence_id']}"),
+        }
+    )
+    return {"source": {"evidence_id": request["evidence_id"], "revisions": request["revisions"]}}
+
+
+FORGETTING: dict[str, Forgetting] = {
+    "subject": Forgetting(_subject_traces, _forget_subject),
+    "source": Forgetting(_source_traces, _retract_source),
+}
