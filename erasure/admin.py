@@ -24,9 +24,22 @@ from tenancy.selectors import erasing_tenants
 
 class ErasureRequestForm(forms.Form):
     tenant: "forms.ModelChoiceField[Tenant]" = forms.ModelChoiceField(queryset=Tenant.objects.none())
-    subject_kind = forms.ChoiceField(choices=Memory.SubjectKind.choices)
-    subject_id = forms.CharField(max_length=256)
+    subject_kind = forms.ChoiceField(choices=Memory.SubjectKind.choices, required=False)
+    subject_id = forms.CharField(max_length=256, required=False, help_text="whom to forget")
+    evidence_id = forms.UUIDField(required=False, help_text="or an evidence source to retract")
     reason = forms.CharField(max_length=2000, widget=forms.Textarea)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if bool(data.get("subject_id")) == bool(data.get("evidence_id")):
+            raise forms.ValidationError("Name a subject (kind and id) or an evidence source, not both.")
+        return data
+
+    def erasure(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        if data.get("subject_id"):
+            return {"subject": {"kind": data["subject_kind"] or "user", "id": data["subject_id"]}}
+        return {"source": {"evidence_id": str(data["evidence_id"])}}
 
     def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -50,7 +63,7 @@ class ErasureAdmin(TenantReadOnlyAdmin):
         return erasing_tenants(request.user).exists()
 
     def add_view(self, request: HttpRequest, form_url: str = "", extra_context: Any = None) -> HttpResponse:
-        """Ask for an erasure; it goes to the review queue with its plan."""
+        """Ask for an erasure of a subject or a source; it goes to the review queue with its plan."""
         if not self.has_add_permission(request):
             return HttpResponseRedirect(reverse("admin:erasure_erasure_changelist"))
         form = ErasureRequestForm(request.POST or None, user=request.user)
@@ -59,7 +72,7 @@ class ErasureAdmin(TenantReadOnlyAdmin):
             try:
                 erasure = request_erasure(
                     tenant=data["tenant"],
-                    subject={"kind": data["subject_kind"], "id": data["subject_id"]},
+                    erasure=form.erasure(),
                     reason=data["reason"],
                     requested_by=request.user,
                 )
@@ -72,7 +85,7 @@ class ErasureAdmin(TenantReadOnlyAdmin):
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
-            "title": "Ask to erase a subject",
+            "title": "Ask to erase a subject or retract a source",
             "form": form,
         }
         return TemplateResponse(request, "admin/erasure/erasure/request.html", context)

@@ -34,9 +34,29 @@ class ErasureNotCertified(DomainError):
     title = "The erasure has not been applied yet, so it has no certificate"
 
 
+class SourceInput(StrictSerializer):
+    evidence_id = serializers.UUIDField(help_text="an evidence source you registered")
+
+
 class ErasureRequestInput(StrictSerializer):
-    subject = SubjectInput(help_text="whom to forget: every memory about this subject goes")
+    subject = SubjectInput(required=False, help_text="whom to forget: every memory about this subject goes")
+    # The metaclass takes declared fields off the class, so this never shadows Field.source.
+    source = SourceInput(  # type: ignore[assignment]
+        required=False, help_text="what to retract: its content and every memory resting on it go"
+    )
     reason = serializers.CharField(max_length=2000, help_text="why, as the reviewers and auditors read it")
+
+    def validate(self, attrs):
+        if ("subject" in attrs) == ("source" in attrs):
+            raise serializers.ValidationError({"subject": ["Name a subject or a source, not both."]})
+        return attrs
+
+
+def erasure_of(data: dict[str, Any]) -> dict[str, Any]:
+    """The payload's ``erasure`` from a validated request: what it names, as plain JSON values."""
+    if "subject" in data:
+        return {"subject": {"kind": data["subject"]["kind"], "id": data["subject"]["id"]}}
+    return {"source": {"evidence_id": str(data["source"]["evidence_id"])}}
 
 
 class ErasureOutput(serializers.Serializer):
@@ -47,7 +67,9 @@ class ErasureOutput(serializers.Serializer):
     classification = serializers.CharField()
     required_approvals = serializers.IntegerField()
     matched_rule = serializers.CharField()
-    subject = serializers.JSONField(help_text="kind and id; once applied, kind and a keyed digest of the id")
+    erasure_of = serializers.JSONField(
+        help_text="the subject (kind and id; once applied, a keyed digest of the id) or the source"
+    )
     reason = serializers.CharField()
     plan = serializers.JSONField(
         help_text="members (memory_id, revision, content_hash, type, state, because), …"
@@ -75,7 +97,7 @@ def erasure_json(erasure: Proposal, receipts: list[Receipt]) -> dict[str, Any]:
         "classification": erasure.classification,
         "required_approvals": erasure.required_approvals,
         "matched_rule": erasure.matched_rule,
-        "subject": (fields.get("erasure") or {}).get("subject"),
+        "erasure_of": fields.get("erasure"),
         "reason": fields.get("reason", ""),
         "plan": {name: fields.get(name, []) for name in ("members", "proposals", "resummarised")},
         "receipts": [str(receipt.pk) for receipt in receipts],
@@ -104,15 +126,10 @@ class ErasureCollectionApi(APIView):
         if not valid_idempotency_key(key):
             raise IdempotencyKeyRequired()
         data = run_validation(ErasureRequestInput(), request.data)
-        subject = {"kind": data["subject"]["kind"], "id": data["subject"]["id"]}
         submission = submit_proposal(
             agent=request_agent(request),
             idempotency_key=key,
-            payload={
-                "action": Proposal.Action.ERASE,
-                "erasure": {"subject": subject},
-                "reason": data["reason"],
-            },
+            payload={"action": Proposal.Action.ERASE, "erasure": erasure_of(data), "reason": data["reason"]},
             request_hash=digest(request.data),
         )
         erasure = submission.proposal

@@ -21,8 +21,11 @@ class ErasureNotPermitted(DomainError):
 
 
 @transaction.atomic
-def request_erasure(*, tenant: Tenant, subject: dict[str, str], reason: str, requested_by: Any) -> Proposal:
-    """Ask, as the tenant's system agent, for an operator's erasure of ``subject``; it goes to review.
+def request_erasure(*, tenant: Tenant, erasure: dict[str, Any], reason: str, requested_by: Any) -> Proposal:
+    """Ask, as the tenant's system agent, for an operator's erasure; it goes to review.
+
+    ``erasure`` names a subject (``{"subject": {"kind", "id"}}``) or a source
+    (``{"source": {"evidence_id"}}``).
 
     The operator must hold ``tenancy.erase_subject`` in the tenant; they are
     recorded as ``requested_by`` and never count as one of its approvers.
@@ -31,7 +34,7 @@ def request_erasure(*, tenant: Tenant, subject: dict[str, str], reason: str, req
         raise ErasureNotPermitted()
     payload: Any = {
         "action": Proposal.Action.ERASE,
-        "erasure": {"subject": {"kind": subject["kind"], "id": subject["id"]}},
+        "erasure": erasure,
         "requested_by": requested_by.pk,
         "reason": reason[:2000],
     }
@@ -39,5 +42,5 @@ def request_erasure(*, tenant: Tenant, subject: dict[str, str], reason: str, req
         agent=system_agent(tenant_id=tenant.pk),
         idempotency_key=f"erase:{uuid.uuid4()}",  # each ask is its own proposal
         payload=payload,
-        request_hash=digest({"subject": payload["erasure"]["subject"], "requested_by": requested_by.pk}),
+        request_hash=digest({"erasure": erasure, "requested_by": requested_by.pk}),
     )

@@ -149,18 +149,39 @@ def _compaction_members(tenant_id: Any) -> dict[str, list[tuple[Any, ...]]]:
 
 
 def evidence_problems(tenant_id: Any, *, limit: int = 20) -> list[str]:
-    """Return up to ``limit`` evidence revisions whose content no longer has their recorded hash."""
+    """Return up to ``limit`` evidence revisions whose content no longer has their recorded hash.
+
+    A revision an applied erasure retracted holds the retracted marker instead; it
+    passes only if that erasure's receipt names it with the hash it has.
+    """
     revisions = EvidenceRevision.objects.filter(tenant_id=tenant_id).order_by("source_id", "revision")
     problems = []
+    retracted: set[tuple[str, int, str]] | None = None
     for source_id, revision, content, content_hash in revisions.values_list(
         "source_id", "revision", "content", "content_hash"
     ).iterator(chunk_size=1000):
+        if content == EvidenceRevision.RETRACTED_CONTENT:
+            retracted = _retracted(tenant_id) if retracted is None else retracted
+            if (uuid_text(source_id), revision, content_hash) in retracted:
+                continue
         problem = _evidence_problem(content, content_hash)
         if problem:
             problems.append(f"evidence {source_id}@{revision} {problem}")
             if len(problems) >= limit:
                 break
     return problems
+
+
+def _retracted(tenant_id: Any) -> set[tuple[str, int, str]]:
+    """The revisions applied erasures retracted, as their certificates name them (source, number, hash)."""
+    certificates = Receipt.objects.filter(
+        tenant_id=tenant_id, outcome=Receipt.Outcome.APPLIED, effects__erasure__has_key="source"
+    ).values_list("effects", flat=True)
+    return {
+        (uuid_text(effects["erasure"]["source"]["evidence_id"]), item["revision"], item["content_hash"])
+        for effects in certificates
+        for item in effects["erasure"]["source"]["revisions"]
+    }
 
 
 def _evidence_problem(content: Any, content_hash: str) -> str:

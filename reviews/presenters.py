@@ -63,15 +63,22 @@ def plain_language(proposal: Proposal, memory: Memory | None) -> str:
 
 
 def _erasure_sentence(fields: dict[str, Any]) -> str:
-    subject = (fields.get("erasure") or {}).get("subject") or {}
+    request = fields.get("erasure") or {}
     members = fields.get("members", [])
     derived = sum(1 for member in members if member.get("because") == "derived")
-    named = f"{subject.get('kind')}:{subject.get('id')}" if "id" in subject else f"a {subject.get('kind')}"
+    if request.get("kind") == "source":
+        source = request.get("evidence_id")
+        what = f"Retract evidence {source} (its content goes): purge {len(members)} memories resting on it"
+    else:
+        subject = request.get("subject") or {}
+        named = (
+            f"{subject.get('kind')}:{subject.get('id')}" if "id" in subject else f"a {subject.get('kind')}"
+        )
+        what = f"Erase {named}: purge {len(members)} memories about them"
     return (
-        f"Erase {named}: purge {len(members)} memories about them ({derived} derived from those),"
-        f" withdraw {len(fields.get('proposals', []))} open proposals about them and re-summarise"
-        f" {len(fields.get('resummarised', []))} summaries that also rest on other memories."
-        " Nothing of it can be restored."
+        f"{what} ({derived} derived from those), withdraw {len(fields.get('proposals', []))} open"
+        f" proposals about them and re-summarise {len(fields.get('resummarised', []))} summaries"
+        " that also rest on other memories. Nothing of it can be restored."
     )
 
 

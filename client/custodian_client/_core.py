@@ -215,12 +215,10 @@ def withdraw(proposal_id: str) -> Call:
     return Call("POST", f"/api/v1/proposals/{proposal_id}/withdraw/", {})
 
 
-def request_erasure(
-    subject_kind: str, subject_id: str, reason: str, idempotency_key: str | None = None
-) -> Call:
-    """Describe an erasure request; its Idempotency-Key is made once, so a retry asks only once."""
-    body = {"subject": {"kind": subject_kind, "id": subject_id}, "reason": reason}
+def request_erasure(of: Mapping[str, Any], reason: str, idempotency_key: str | None = None) -> Call:
+    """Describe an erasure request (``of``: a subject or a source); its key is made once, for retries."""
     key = idempotency_key or f"cc-erase-{uuid.uuid4()}"
+    body = {**of, "reason": reason}
     return Call("POST", "/api/v1/erasures/", body, headers={"Idempotency-Key": key}, repeatable=True)
 
 

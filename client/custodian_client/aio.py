@@ -263,8 +263,18 @@ class AsyncCustodian:
         Needs a live grant to act for the subject (``ErasureNotAllowed`` otherwise). Nothing
         is removed until reviewers approve the plan; follow it with :meth:`erasure`.
         """
-        call = _core.request_erasure(subject_kind, subject_id, reason, idempotency_key)
-        return cast(dict[str, Any], await self._send(call))
+        of = {"subject": {"kind": subject_kind, "id": subject_id}}
+        return cast(dict[str, Any], await self._send(_core.request_erasure(of, reason, idempotency_key)))
+
+    async def retract_source(
+        self, evidence_id: str, reason: str, *, idempotency_key: str | None = None
+    ) -> dict[str, Any]:
+        """Ask to retract an evidence source you registered: its content and every memory resting on it go.
+
+        Planned and reviewed as :meth:`erase_subject` is; follow it with :meth:`erasure`.
+        """
+        of = {"source": {"evidence_id": evidence_id}}
+        return cast(dict[str, Any], await self._send(_core.request_erasure(of, reason, idempotency_key)))
 
     async def erasure(self, erasure_id: str) -> dict[str, Any]:
         """Where an erasure you asked for stands; once applied, its certificate."""

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from core.errors import DomainError
 from evidence.models import EvidenceRevision, EvidenceSource
@@ -126,10 +126,18 @@ def _may_retract_source(agent: Agent, request: dict[str, Any]) -> bool:
 
 
 def _source_memories(tenant_id: Any, request: dict[str, Any]) -> QuerySet[Memory]:
+    """The memories citing any revision of the source, summaries aside.
+
+    A summary is bound to all its sources' evidence; whether it goes (all its sources
+    do) or is re-summarised from the rest is decided by lineage (:func:`_derived`).
+    """
     citing = MemoryEvidence.objects.filter(
         tenant_id=tenant_id, evidence_revision__source_id=request["evidence_id"]
     )
-    return Memory.objects.filter(tenant_id=tenant_id, pk__in=citing.values("memory_id"))
+    summaries = MemoryLineage.objects.filter(successor_id=OuterRef("pk"))
+    return Memory.objects.filter(tenant_id=tenant_id, pk__in=citing.values("memory_id")).exclude(
+        Exists(summaries)
+    )
 
 
 def _citing_source(request: dict[str, Any]) -> Q:

@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from evidence.models import EvidenceRevision
 from provenance.services import invalidate_evidence_revision
 from tests.factories import approve, create_payload, factor_fact, make_evidence, make_person, submit
 from tests.workers import connect_as as _connect
@@ -144,6 +145,27 @@ def test_evidence_revisions_are_immutable_but_for_a_forward_status(roles, agent,
             conn.execute(statement)
 
 
+RETRACT = (
+    "UPDATE evidence_evidencerevision SET content = '{\"retracted\": true}', status = 'invalidated',"
+    " status_reason = 'retracted', admission_findings = '[]'"
+)
+
+
+def test_only_the_executor_retracts_evidence_and_only_to_the_retracted_marker(roles, agent):
+    make_evidence(agent.agent)
+    with _connect(WEB) as web, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        web.execute(RETRACT)
+    with _connect(EXECUTOR) as executor:
+        for other in (
+            RETRACT.replace('{"retracted": true}', '{"ic_mean": 0.5}'),
+            RETRACT.replace("'invalidated'", "'valid'"),
+            RETRACT.replace("'[]'", "'[{}]'"),
+        ):
+            with pytest.raises(REFUSED):
+                executor.execute(other)
+        assert executor.execute(RETRACT).rowcount == EvidenceRevision.objects.count()
+
+
 @pytest.mark.parametrize(
     "statement",
     [
@@ -162,7 +184,8 @@ def test_evidence_revisions_are_immutable_but_for_a_forward_status(roles, agent,
         "UPDATE tenancy_agenttoken SET revoked_at = NULL, expires_at = NULL",
         "UPDATE tenancy_usertoken SET revoked_at = NULL",
         "DELETE FROM django_session",
-        "UPDATE evidence_evidencerevision SET status_reason = status_reason",
+        "UPDATE evidence_evidencerevision SET content_hash = content_hash",
+        "UPDATE evidence_evidencesource SET kind = kind",
         "INSERT INTO reviews_reviewdecision SELECT * FROM reviews_reviewdecision",
     ],
 )

@@ -307,7 +307,17 @@ export class Custodian {
     reason: string,
     options: { idempotencyKey?: string } = {},
   ): Promise<Erasure> {
-    return (await this.#send(core.requestErasure(subjectKind, subjectId, reason, options.idempotencyKey))) as Erasure;
+    const of = { subject: { kind: subjectKind, id: subjectId } };
+    return (await this.#send(core.requestErasure(of, reason, options.idempotencyKey))) as Erasure;
+  }
+
+  /**
+   * Ask to retract an evidence source you registered: its content and every memory resting on
+   * it go, once reviewers approve the plan. Follow it with {@link erasure}.
+   */
+  async retractSource(evidenceId: string, reason: string, options: { idempotencyKey?: string } = {}): Promise<Erasure> {
+    const of = { source: { evidence_id: evidenceId } };
+    return (await this.#send(core.requestErasure(of, reason, options.idempotencyKey))) as Erasure;
   }
 
   /** Where an erasure you asked for stands; once applied, its certificate. */

@@ -265,12 +265,15 @@ export function withdraw(proposalId: string): Call {
   };
 }
 
+/** What an erasure is of: a subject (whom to forget) or an evidence source (what to retract). */
+export type ErasureOf = { subject: { kind: string; id: string } } | { source: { evidence_id: string } };
+
 /** Describe an erasure request; its Idempotency-Key is made once, so a retry asks only once. */
-export function requestErasure(subjectKind: string, subjectId: string, reason: string, idempotencyKey?: string): Call {
+export function requestErasure(of: ErasureOf, reason: string, idempotencyKey?: string): Call {
   return {
     method: "POST",
     path: "/api/v1/erasures/",
-    json: { subject: { kind: subjectKind, id: subjectId }, reason },
+    json: { ...of, reason },
     headers: { "Idempotency-Key": idempotencyKey || `cc-erase-${crypto.randomUUID()}` },
     repeatable: true,
   };

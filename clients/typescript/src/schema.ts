@@ -1105,8 +1105,8 @@ export interface components {
             classification: string;
             required_approvals: number;
             matched_rule: string;
-            /** @description kind and id; once applied, kind and a keyed digest of the id */
-            subject: unknown;
+            /** @description the subject (kind and id; once applied, a keyed digest of the id) or the source */
+            erasure_of: unknown;
             reason: string;
             /** @description members (memory_id, revision, content_hash, type, state, because), … */
             plan: unknown;
@@ -1123,7 +1123,9 @@ export interface components {
          */
         ErasureRequestInputRequest: {
             /** @description whom to forget: every memory about this subject goes */
-            subject: components["schemas"]["SubjectInputRequest"];
+            subject?: components["schemas"]["SubjectInputRequest"];
+            /** @description what to retract: its content and every memory resting on it go */
+            source?: components["schemas"]["SourceInputRequest"];
             /** @description why, as the reviewers and auditors read it */
             reason: string;
         };
@@ -1780,6 +1782,19 @@ export interface components {
          * @enum {string}
          */
         SensitivityEnum: "public" | "internal" | "confidential" | "restricted";
+        /**
+         * @description A plain serializer that refuses fields it does not declare.
+         *
+         *     DRF silently drops unknown keys; for a governance API a misspelt field
+         *     must be an error, not a silently ignored intention.
+         */
+        SourceInputRequest: {
+            /**
+             * Format: uuid
+             * @description an evidence source you registered
+             */
+            evidence_id: string;
+        };
         /**
          * @description * `active` - active
          *     * `expired` - expired

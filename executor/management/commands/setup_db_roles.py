@@ -11,7 +11,8 @@ custodian_executor  the Celery executor: the only role that writes memories and
                     DELETE them; writes
                     proposals (outcomes, retention and system proposals, purge
                     scrubs) and outbox rows; no write at all on people, groups,
-                    permissions, tokens, sessions, evidence or decisions;
+                    permissions, tokens, sessions or decisions, and on evidence
+                    only an erasure's retraction of a source;
                     and its own heartbeat (``health``), which the web role only reads.
 
 Both record the notifications their events cause (webhook deliveries, reviewer email); the web
@@ -91,6 +92,10 @@ EXECUTOR_WRITES = {
     "proposals_outboxentry": "INSERT, UPDATE",  # INSERT: proposals it makes itself may release at once
     "executor_receipt": "INSERT",
     "executor_tenantexport": "INSERT",  # export_tenant records each export of content it writes
+    # An erasure of a source retracts it: each revision invalidated, its content the retracted
+    # marker (a trigger allows exactly that), the source's reference blanked.
+    "evidence_evidencerevision": "UPDATE (content, status, status_reason, admission_findings)",
+    "evidence_evidencesource": "UPDATE (external_ref)",
     "executor_receiptchain": "INSERT, UPDATE",  # and the last signed checkpoint (checkpoint_receipts)
     "executor_chainverification": "UPDATE",  # the result of a "verify now"
     "memory_core_memory": "INSERT, UPDATE, DELETE",
