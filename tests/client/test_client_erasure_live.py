@@ -48,6 +48,19 @@ def test_erase_a_subject_follow_it_and_verify_its_certificate(live_server, agent
         with pytest.raises(e.NotFound):
             custodian.get_memory(created["memory_id"])
 
+        shared = custodian.register_evidence("conversation", "chat/alice/shared", {"text": "Oops."})
+        resting = custodian.propose(
+            "create",
+            memory=alice_preference("Alice prefers summaries by email"),
+            evidence=[shared],
+            policy_context=OWNER_CONTEXT,
+        )
+        custodian.wait_for_receipt(resting["id"])
+        retraction = custodian.retract_source(shared["evidence_id"], "shared by mistake")
+        assert retraction["status"] == "pending_review"
+        assert retraction["erasure_of"]["kind"] == "source"
+        assert [m["memory_id"] for m in retraction["plan"]["members"]] == [resting["memory_id"]]
+
     stranger = make_agent(agent.tenant.name, "erasure-stranger", acts_for=())
 
     async def refused() -> None:

@@ -42,6 +42,22 @@ test("an erasure is planned, approved by two people, applied and certified", asy
   await assert.rejects(custodian.getMemory(created.memory_id), NotFound);
 });
 
+test("retracting a source plans every memory resting on it, for review", async () => {
+  const shared = await custodian.registerEvidence("conversation", `chat/shared/${RUN}`, { text: "Oops." });
+  const resting = await custodian.propose("create", {
+    memory: { subject: PERSON, scope: "user", type: "preference", content: { statement: `Emails ${RUN}` } },
+    evidence: [shared],
+    policyContext: { acting_for_subject: PERSON, consent_basis: "explicit", risk_level: "low" },
+  });
+  await custodian.waitForReceipt(resting.id, WAIT);
+  const retraction = await custodian.retractSource(shared.evidence_id, "shared by mistake");
+  assert.equal(retraction.status, "pending_review");
+  assert.deepEqual(
+    retraction.plan.members.map((member) => member.memory_id),
+    [resting.memory_id],
+  );
+});
+
 test("an agent without a grant for the person cannot ask, nor read another's erasure", async () => {
   await assert.rejects(stranger().eraseSubject(PERSON.kind, PERSON.id, "not mine"), ErasureNotAllowed);
   await assert.rejects(stranger().erasure(crypto.randomUUID()), ErasureNotFound);
