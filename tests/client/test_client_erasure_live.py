@@ -12,19 +12,22 @@ from tests.live import OWNER_CONTEXT, alice_preference, make_reviewer
 from tests.workers import wait_until
 
 
+def _remembered(custodian, ref: str, statement: str):
+    """Register a conversation and remember Alice's statement citing it; return both."""
+    said = custodian.register_evidence("conversation", ref, {"text": statement})
+    proposal = custodian.propose(
+        "create", memory=alice_preference(statement), evidence=[said], policy_context=OWNER_CONTEXT
+    )
+    custodian.wait_for_receipt(proposal["id"])
+    return said, proposal
+
+
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)
 def test_erase_a_subject_follow_it_and_verify_its_certificate(live_server, agent, executor):
     reviewers = [make_reviewer(f"pm-erase-{n}", agent.tenant) for n in range(2)]
     with Custodian(live_server.url, agent.token) as custodian:
-        evidence = custodian.register_evidence("conversation", "chat/alice/erase", {"text": "Fridays."})
-        created = custodian.propose(
-            "create",
-            memory=alice_preference("Alice prefers summaries on fridays"),
-            evidence=[evidence],
-            policy_context=OWNER_CONTEXT,
-        )
-        custodian.wait_for_receipt(created["id"])
+        _, created = _remembered(custodian, "chat/alice/erase", "Alice prefers summaries on fridays")
 
         erasure = custodian.erase_subject("user", "pm-alice", "Alice asked to be forgotten")
         assert erasure["status"] == "pending_review"
@@ -48,14 +51,7 @@ def test_erase_a_subject_follow_it_and_verify_its_certificate(live_server, agent
         with pytest.raises(e.NotFound):
             custodian.get_memory(created["memory_id"])
 
-        shared = custodian.register_evidence("conversation", "chat/alice/shared", {"text": "Oops."})
-        resting = custodian.propose(
-            "create",
-            memory=alice_preference("Alice prefers summaries by email"),
-            evidence=[shared],
-            policy_context=OWNER_CONTEXT,
-        )
-        custodian.wait_for_receipt(resting["id"])
+        shared, resting = _remembered(custodian, "chat/alice/shared", "Alice prefers summaries by email")
         retraction = custodian.retract_source(shared["evidence_id"], "shared by mistake")
         assert retraction["status"] == "pending_review"
         assert retraction["erasure_of"]["kind"] == "source"
