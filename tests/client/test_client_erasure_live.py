@@ -13,8 +13,11 @@ from tests.workers import wait_until
 
 
 def _remembered(custodian, ref: str, statement: str):
-    """Register a conversation and remember Alice's statement citing it; return both."""
-    said = custodian.register_evidence("conversation", ref, {"text": statement})
+    """Register a conversation and remember Alice's statement citing it; return both.
+
+    The conversation's text is not the statement: evidence stays when a subject is erased.
+    """
+    said = custodian.register_evidence("conversation", ref, {"text": "She said so."})
     proposal = custodian.propose(
         "create", memory=alice_preference(statement), evidence=[said], policy_context=OWNER_CONTEXT
     )
