@@ -31,6 +31,17 @@ def test_a_plan_sent_by_the_client_is_refused_not_used(api, about, subject):
 
 
 @pytest.mark.django_db
+def test_a_client_cannot_claim_to_be_an_operator_who_asked(api, about, subject):
+    about(1)
+    body = {"subject": subject, "reason": "r", "requested_by": 1}
+    response = api.post(
+        "/api/v1/erasures/", body, format="json", HTTP_IDEMPOTENCY_KEY="erase-claims-operator"
+    )
+    assert response.status_code == 400 and "requested_by" in response.json()["errors"], response.content
+    assert not Proposal.objects.filter(action="erase").exists()
+
+
+@pytest.mark.django_db
 def test_the_plain_proposals_endpoint_does_not_take_an_erasure(api, applied_memory):
     body = {"action": "erase", "memory_id": str(applied_memory.id), "base_revision": 1, "reason": "r"}
     response = api.post("/api/v1/proposals/", body, format="json", HTTP_IDEMPOTENCY_KEY="erase-plain")
