@@ -27,7 +27,7 @@ from memory_core.mutations import purge_memory
 from memory_core.signals import memory_purged
 from proposals.kinds.erase import erasure_refusal
 from proposals.models import OutboxEntry, Proposal
-from proposals.services import scrub_purged_content
+from proposals.services import scrub_purged_content, withdraw_for_erasure
 from tenancy.models import Agent
 
 
@@ -55,7 +55,8 @@ class EraseEffect(Effect):
             successors |= set(summaries)
             removed.append(_item_receipt(ctx, memory, counts))
         erased = {memory.pk for memory in memories}
-        withdrawn = _withdraw(proposal, rows)
+        withdrawn, scrubbed = withdraw_for_erasure(proposal)
+        rows.add(scrubbed)
         named = forgetting.forget(proposal, request, rows)
         resummaries = propose_resummaries(purge=proposal, successor_ids=sorted(successors - erased, key=str))
         _scrub_request(proposal, named, rows)
@@ -132,28 +133,6 @@ def _item_receipt(ctx: ApplyContext, memory: Memory, counts: dict[str, int]) -> 
         "content_hash": memory.content_hash,
         "receipt_id": str(item_id),
     }
-
-
-def _withdraw(erasure: Proposal, rows: _Counts) -> list[str]:
-    """Withdraw the open proposals the plan named (those still open) and scrub what they froze."""
-    planned = erasure.fields["proposals"]
-    still_open = Proposal.objects.filter(
-        tenant_id=erasure.tenant_id, pk__in=planned, status__in=Proposal.OPEN_STATUSES
-    )
-    withdrawn = sorted(str(pk) for pk in still_open.values_list("pk", flat=True))
-    scrubbed = {
-        "fields": {"purged": True},
-        "rationale": "",
-        "dedupe_key": "",
-        "policy_context": {"purged": True},
-    }
-    rows.add(
-        {
-            "proposals.Proposal": still_open.update(status=Proposal.Status.WITHDRAWN, **scrubbed),
-            "proposals.HistoricalProposal": Proposal.history.filter(id__in=planned).update(**scrubbed),
-        }
-    )
-    return withdrawn
 
 
 def _scrub_request(erasure: Proposal, named: dict[str, Any], rows: "_Counts") -> None:

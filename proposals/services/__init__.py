@@ -5,7 +5,7 @@ public functions are the steps other apps take on proposals.
 """
 
 from proposals.services.batch import BatchItem, submit_proposals
-from proposals.services.purge import scrub_purged_content
+from proposals.services.purge import scrub_purged_content, withdraw_for_erasure
 from proposals.services.submission import Submission, amend_proposal, submit_proposal, withdraw_proposal
 from proposals.services.workflow import (
     conclude_review,
@@ -25,5 +25,6 @@ __all__ = [
     "scrub_purged_content",
     "submit_proposal",
     "submit_proposals",
+    "withdraw_for_erasure",
     "withdraw_proposal",
 ]

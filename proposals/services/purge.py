@@ -7,6 +7,36 @@ from django.db.models import Q
 from memory_core.models import Memory
 from proposals.models import DreamingRun, Proposal
 
+# What a proposal keeps of content once what it is about is purged: its ids and digests only.
+SCRUBBED_PROPOSAL: dict[str, Any] = {
+    "fields": {"purged": True},
+    "rationale": "",
+    "dedupe_key": "",
+    "policy_context": {"purged": True},
+}
+
+
+def withdraw_for_erasure(erasure: Proposal) -> tuple[list[str], dict[str, int]]:
+    """Withdraw the open proposals an erasure's plan named and scrub what they froze.
+
+    Runs in the executor's erasure transaction; returns the ids withdrawn (those
+    still open) and the rows scrubbed. One that closed since keeps its status and is
+    scrubbed all the same: it was about what the erasure removes.
+    """
+    planned = erasure.fields["proposals"]
+    still_open = Proposal.objects.filter(
+        tenant_id=erasure.tenant_id, pk__in=planned, status__in=Proposal.OPEN_STATUSES
+    )
+    withdrawn = sorted(str(pk) for pk in still_open.values_list("pk", flat=True))
+    counts = {
+        "proposals.Proposal": still_open.update(status=Proposal.Status.WITHDRAWN, **SCRUBBED_PROPOSAL)
+        + Proposal.objects.filter(tenant_id=erasure.tenant_id, pk__in=planned)
+        .exclude(pk__in=withdrawn)
+        .update(**SCRUBBED_PROPOSAL),
+        "proposals.HistoricalProposal": Proposal.history.filter(id__in=planned).update(**SCRUBBED_PROPOSAL),
+    }
+    return withdrawn, counts
+
 
 def scrub_purged_content(*, purge: Proposal | None, memory: Memory, summaries: list[Any]) -> dict[str, int]:
     """Remove a purged memory's content from the proposals and Dreaming runs about it.
@@ -24,12 +54,7 @@ def scrub_purged_content(*, purge: Proposal | None, memory: Memory, summaries: l
     tenant_id, memory_id = memory.tenant_id, memory.pk
     proposals = Proposal.objects.filter(tenant_id=tenant_id, target_id=memory_id)
     history = Proposal.history.filter(tenant_id=tenant_id, target_id=memory_id)
-    scrubbed = {
-        "fields": {"purged": True},
-        "rationale": "",
-        "dedupe_key": "",
-        "policy_context": {"purged": True},
-    }
+    scrubbed = SCRUBBED_PROPOSAL
     for name, value in scrubbed.items():
         if purge is not None:
             setattr(purge, name, value)
