@@ -37,7 +37,8 @@ run: $(BIN)/.installed
 	bin/run-all
 
 # ruff, import-linter, migrations check, pytest; then the browser tests in their
-# own process (headless Chromium from Debian's chromium package). Uses PostgreSQL
+# own process, on tests/browser/ alone (headless Chromium from Debian's chromium package; the
+# suite's conftest refuses a browser test anywhere else). Uses PostgreSQL
 # and Redis when DATABASE_URL / REDIS_URL are set (CI sets both).
 test: $(BIN)/.installed $(TS)/node_modules/.installed
 	mkdir -p var/broker/queue var/broker/processed
@@ -47,7 +48,7 @@ test: $(BIN)/.installed $(TS)/node_modules/.installed
 	$(BIN)/mypy
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/pytest --create-db -m "not browser"
-	DJANGO_ALLOW_ASYNC_UNSAFE=true $(BIN)/pytest -m browser
+	DJANGO_ALLOW_ASYNC_UNSAFE=true $(BIN)/pytest -m browser tests/browser
 
 # Long versions of the hostile-input and fault-injection suites (CI runs short ones).
 fuzz: $(BIN)/.installed

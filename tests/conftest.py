@@ -29,6 +29,30 @@ from tests.factories import (
 )
 
 REQUIRE_SERVICES = os.environ.get("CUSTODIAN_REQUIRE_SERVICES") == "1"
+# .ci/run runs the suite twice, on the embedded default and on PostgreSQL + Redis; a test marked
+# ``mode_independent`` would run the same both times, so one of the passes leaves it out.
+SKIP_MODE_INDEPENDENT = os.environ.get("CUSTODIAN_SKIP_MODE_INDEPENDENT") == "1"
+DATABASE_FIXTURES = {"db", "transactional_db", "live_server", "django_db_reset_sequences"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Refuse ``mode_independent`` on a test that uses the test database; drop such tests if asked.
+
+    A browser test outside tests/browser/ is refused too: ``make test`` runs that folder alone.
+    """
+    kept, dropped = [], []
+    for item in items:
+        if item.get_closest_marker("browser") and "tests/browser/" not in item.nodeid:
+            raise pytest.UsageError(f"{item.nodeid}: browser tests live in tests/browser/ (make test)")
+        if not item.get_closest_marker("mode_independent"):
+            kept.append(item)
+            continue
+        if item.get_closest_marker("django_db") or DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())):
+            raise pytest.UsageError(f"{item.nodeid}: uses the test database, so it is not mode_independent")
+        (dropped if SKIP_MODE_INDEPENDENT else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 def _missing_services(marker: str) -> str:

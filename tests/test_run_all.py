@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# Every process here runs on the embedded default in a var/ folder of its own.
+pytestmark = pytest.mark.mode_independent
 
 
 def _embedded_env(var_dir: Path, **extra) -> dict:

@@ -8,6 +8,8 @@ from hypothesis import strategies as st
 from core.canonical import canonical_json
 from proposals.models import Proposal
 
+pytestmark = pytest.mark.mode_independent  # pure functions: no database, no broker
+
 scalars = (
     st.none()
     | st.booleans()

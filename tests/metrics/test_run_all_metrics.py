@@ -3,10 +3,13 @@
 import shutil
 
 import httpx
+import pytest
 
 from tests.metrics.scraping import METRICS_TOKEN, bearer, parse
 from tests.test_run_all import _running, demo_var  # noqa: F401  (demo_var is a fixture)
 from tests.workers import wait_until
+
+pytestmark = pytest.mark.mode_independent  # bin/run-all on the embedded default, in its own var/
 
 
 def test_the_demos_receipts_counted_by_the_worker_show_in_the_web_servers_scrape(

@@ -82,6 +82,7 @@ def _wait_ready(base: str, process: subprocess.Popen) -> None:
     raise AssertionError("the server never became ready")
 
 
+@pytest.mark.mode_independent
 def test_mgp_compliance_suite_passes(tmp_path):
     """On the embedded default (SQLite, filesystem broker), as ``make run`` starts it."""
     suite = _suite()
