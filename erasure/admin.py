@@ -52,9 +52,6 @@ class ErasureAdmin(TenantReadOnlyAdmin):
     list_filter = ["tenant", "status"]
     fields = ["id", "tenant", "status", "classification", "required_approvals", "fields", "created_at"]
 
-    def get_queryset(self, request: HttpRequest):
-        return super().get_queryset(request).filter(action=Erasure.Action.ERASE)
-
     @admin.display(description="memories")
     def members(self, erasure: Erasure) -> int:
         return len((erasure.fields or {}).get("members", []))

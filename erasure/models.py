@@ -5,15 +5,17 @@ from django.db import models
 from proposals.models import Proposal
 
 
-class ErasureQuerySet(models.QuerySet[Proposal]):
-    def erasures(self) -> "ErasureQuerySet":
-        return self.filter(action=Proposal.Action.ERASE)
+class ErasureManager(models.Manager[Proposal]):
+    """Only the erasures among the proposals."""
+
+    def get_queryset(self) -> models.QuerySet[Proposal]:
+        return super().get_queryset().filter(action=Proposal.Action.ERASE)
 
 
 class Erasure(Proposal):
-    """An erasure of a subject, as operators ask for and follow it in the admin."""
+    """An erasure of a subject or a source, as operators ask for and follow it in the admin."""
 
-    objects = ErasureQuerySet.as_manager()  # type: ignore[misc]
+    objects = ErasureManager()  # type: ignore[assignment,misc]  # a proxy narrows its manager
 
     class Meta:
         proxy = True

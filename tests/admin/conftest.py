@@ -85,6 +85,8 @@ def build_tenant_world(name: str) -> TenantWorld:
     feedback = denied.post(f"/api/v1/recall/{recalled['recall_id']}/feedback", vote, format="json")
     assert feedback.status_code == 201  # a RecallFeedback row
     draft_registration(tenant_id=handle.tenant.pk, document=DEFAULT_DOCUMENT, created_by=reviewer.username)
+    erasure = {"subject": {"kind": "user", "id": "pm-alice"}}  # an Erasure, pending review
+    submit(handle.agent, {"action": "erase", "erasure": erasure, "reason": "the person asked"})
     after = _all_pks()
     world = TenantWorld(handle.tenant, {model: after[model] - before[model] for model in after}, entry)
     world.handle, world.reviewer = handle, reviewer
