@@ -89,6 +89,7 @@ NOT_EXPORTED = {
     "memory_core.SearchTerm": "search statistics, rebuilt by triggers as memories are imported",
     "executor.ChainVerification": "a past run of verify now; the import verifies the chain itself",
     "executor.TenantExport": "which files left this database; the importing one records its own",
+    "erasure.Erasure": "no table of its own: a proxy of proposals.Proposal, exported with the proposals",
     "mgp.MgpTask": "an async MGP call's state; a client asks again",
     "notifications.WebhookEndpoint": "receivers and their signing secrets: operators register them again",
     "notifications.WebhookDelivery": "messages to this deployment's receivers, not the tenant's history",
