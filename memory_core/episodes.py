@@ -45,8 +45,8 @@ def neighbours(hits: list[Memory], candidates: QuerySet, *, around: int) -> dict
 
 def adjacent(
     hits: list[Memory], candidates: QuerySet, *, source_kind: str
-) -> dict[uuid.UUID, list[uuid.UUID]]:
-    """Return, per hit resting on a source of ``source_kind``, the candidates just before and after it.
+) -> dict[uuid.UUID, dict[str, uuid.UUID]]:
+    """Return, per hit resting on a source of ``source_kind``, the candidates ``before`` and ``after`` it.
 
     Only the true neighbours: one a search's filters leave out is not replaced by
     the next, so the candidates are checked for at most two ids a hit.
@@ -54,15 +54,16 @@ def adjacent(
     if not hits:
         return {}
     episode, chains = _episodes(hits, source_kind=source_kind)
-    around: dict[uuid.UUID, list[uuid.UUID]] = {}
+    around: dict[uuid.UUID, dict[str, uuid.UUID]] = {}
     for memory_id, source in episode.items():
         chain = chains.get(source, [])
         if memory_id in chain:
             at = chain.index(memory_id)
-            around[memory_id] = chain[max(at - 1, 0) : at] + chain[at + 1 : at + 2]
-    wanted = {pk for pks in around.values() for pk in pks}
+            sides = {"before": chain[at - 1 : at] if at else [], "after": chain[at + 1 : at + 2]}
+            around[memory_id] = {side: pks[0] for side, pks in sides.items() if pks}
+    wanted = {pk for sides in around.values() for pk in sides.values()}
     allowed = set(candidates.filter(id__in=wanted).values_list("id", flat=True)) if wanted else set()
-    return {hit: [pk for pk in pks if pk in allowed] for hit, pks in around.items()}
+    return {hit: {side: pk for side, pk in sides.items() if pk in allowed} for hit, sides in around.items()}
 
 
 def _episodes(

@@ -12,6 +12,10 @@ reordered here by two signals besides their BM25 (relative to the best):
   (``memory_core.episodes``), take that hit's lexical value, so an answer
   that says "Finally, yes! On Tuesday night" comes up
   with the question it answers, though it shares no word with the search.
+  The turn right after a hit that asks something (its last sentence ends
+  in "?") is that question's likely answer, and takes the ``answer`` weight
+  instead: in a conversation, what a question's words are about is said in
+  the reply.
 
 Only a hit the read policy serves ``raw`` gives a neighbour anything, and only
 a candidate served ``raw`` gets a dense value, so hidden text never moves an
@@ -19,10 +23,13 @@ item; the signals go on to the windows (``ranking.rerank``), where each item's
 explanation shows them.
 """
 
+import re
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models.fields.json import KeyTextTransform
 
 from evidence.models import EvidenceSource
 from memory_core.embeddings import active_embedder, query_vector, similarities
@@ -30,21 +37,30 @@ from memory_core.episodes import adjacent
 from memory_core.models import Memory, MemoryVector
 from memory_core.read_policy import ReadPolicy
 
+if TYPE_CHECKING:
+    from memory_core.ranking import RankingWeights
+
 POOL = 1000  # lexical candidates the first stage reorders
 # Best raw turns whose neighbours take their lexical value (about two pages). Only events of a
 # conversation: memories citing one document share an "episode" too, but the order they were
 # proposed in means nothing.
 SPREAD_HITS = 20
+# A question's last sentence: "…?" then nothing but spaces, closing marks or emoji.
+_ASKS = re.compile(r"\?[^\w.!?]*$")
 # What the read policy decides on (ReadPolicy.decide), fetched with each candidate.
 _POLICY_COLUMNS = ("sensitivity", "scope", "type", "state", "subject_kind", "subject_id", "fenced")
 
 
 @dataclass(frozen=True)
 class Spread:
-    """A neighbour's episode signal: the lexical value of the adjacent hit it comes from."""
+    """A neighbour's episode signal: the lexical value of the adjacent hit it comes from.
+
+    ``answers``: the neighbour is the turn right after a hit that asks (it weighs ``answer``).
+    """
 
     value: float
     source: uuid.UUID
+    answers: bool = False
 
 
 @dataclass
@@ -70,15 +86,15 @@ def first_stage(
     *,
     policy: ReadPolicy,
     context: dict,
-    dense_weight: float,
-    episode_weight: float,
+    weights: "RankingWeights",
 ) -> FirstStage | None:
     """Reorder the first ``POOL`` lexical candidates; None when there is nothing to reorder by.
 
     One query (ids, BM25, what the policy decides on and, with an embedder,
-    each candidate's vector for its exact revision), plus the three of placing
-    the best hits in their episodes.
+    each candidate's vector for its exact revision), plus the four of placing
+    the best hits in their episodes and reading which of them ask.
     """
+    dense_weight, episode_weight = weights.dense, weights.episode
     embedder = active_embedder()
     with_dense = bool(embedder.dimensions and dense_weight)
     if not query.strip() or not (with_dense or episode_weight):
@@ -108,11 +124,16 @@ def first_stage(
         )
     if episode_weight:
         turns = [row for row in rows if row[0] in raw and row[5] == Memory.Type.EPISODIC_EVENT]
-        stage.spread = _spread(turns[:SPREAD_HITS], lexical, pool.filter(type=Memory.Type.EPISODIC_EVENT))
+        share = {False: episode_weight, True: weights.answer or episode_weight}
+        stage.spread = _spread(
+            turns[:SPREAD_HITS], lexical, pool.filter(type=Memory.Type.EPISODIC_EVENT), share
+        )
+    else:
+        share = {}
     keys = {
         pk: lexical.get(pk, 0.0)
         + dense_weight * stage.dense.get(pk, 0.0)
-        + episode_weight * (stage.spread[pk].value if pk in stage.spread else 0.0)
+        + (share[stage.spread[pk].answers] * stage.spread[pk].value if pk in stage.spread else 0.0)
         for pk in [*ranks, *(pk for pk in stage.spread if pk not in ranks)]
     }
     position = {pk: n for n, pk in enumerate(keys)}  # ties keep BM25 order, neighbours after
@@ -120,16 +141,38 @@ def first_stage(
     return stage
 
 
-def _spread(hits: list[tuple], lexical: dict, pool: QuerySet) -> dict[uuid.UUID, Spread]:
-    """Give each turn next to a hit the best lexical value of the hits it is next to."""
-    hit_memories = [Memory(id=row[0], revision=row[1]) for row in hits]
-    beside = adjacent(hit_memories, pool, source_kind=EvidenceSource.Kind.CONVERSATION)
+def _spread(
+    hits: list[tuple], lexical: dict, pool: QuerySet, share: dict[bool, float]
+) -> dict[uuid.UUID, Spread]:
+    """Give each turn next to a hit the hit's lexical value; keep the one that weighs most.
+
+    ``share`` is the weight a neighbour's value takes: the ``answer`` weight for
+    the turn right after a hit that asks, the ``episode`` weight otherwise.
+    """
+    beside = adjacent(
+        [Memory(id=row[0], revision=row[1]) for row in hits],
+        pool,
+        source_kind=EvidenceSource.Kind.CONVERSATION,
+    )
+    asking = _asking([hit for hit, sides in beside.items() if "after" in sides])
     spread: dict[uuid.UUID, Spread] = {}
-    for hit in (row[0] for row in hits):  # best first: a neighbour keeps the best hit it sits by
-        for pk in beside.get(hit, []):
-            if pk not in spread and lexical[hit] > 0:
-                spread[pk] = Spread(lexical[hit], hit)
+    for hit in (row[0] for row in hits if lexical[row[0]] > 0):
+        for side, pk in beside.get(hit, {}).items():
+            offer = Spread(lexical[hit], hit, answers=side == "after" and hit in asking)
+            held = spread.get(pk)
+            if held is None or share[offer.answers] * offer.value > share[held.answers] * held.value:
+                spread[pk] = offer
     return spread
+
+
+def _asking(hits: list[uuid.UUID]) -> set[uuid.UUID]:
+    """The hits whose statement ends by asking (one query for all)."""
+    if not hits:
+        return set()
+    statements = Memory.objects.filter(pk__in=hits).values_list(
+        "pk", KeyTextTransform("statement", "content")
+    )
+    return {pk for pk, statement in statements if isinstance(statement, str) and _ASKS.search(statement)}
 
 
 def _decided_raw(policy: ReadPolicy, columns: tuple, context: dict, decided: dict[tuple, bool]) -> bool:

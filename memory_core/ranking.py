@@ -72,6 +72,7 @@ class RankingWeights:
     feedback: float
     dense: float = 0.0  # cosine with the query, when an embedder is configured (0 before 2026-12-15.1)
     episode: float = 0.0  # the lexical value of an adjacent hit in the episode (0 before 2026-12-22.1)
+    answer: float = 0.0  # instead of ``episode`` for the reply to a hit that asks (0 before 2026-12-29.1)
 
 
 _FIRST = RankingWeights(
@@ -86,11 +87,12 @@ _FIRST = RankingWeights(
 )
 # Each later version is the one before with what it changed, so a diff of versions reads as one line.
 _DENSE = replace(_FIRST, version="2026-12-15.1", dense=0.25)
+_EPISODE = replace(_DENSE, version="2026-12-22.1", episode=0.5, recency=0.0)
 WEIGHTS = {
     weights.version: weights
-    for weights in (_FIRST, _DENSE, replace(_DENSE, version="2026-12-22.1", episode=0.5, recency=0.0))
+    for weights in (_FIRST, _DENSE, _EPISODE, replace(_EPISODE, version="2026-12-29.1", answer=0.75))
 }
-DEFAULT_VERSION = "2026-12-22.1"
+DEFAULT_VERSION = "2026-12-29.1"
 
 
 @dataclass(frozen=True)
@@ -220,10 +222,16 @@ def rerank(window: list[Memory], rules: list[ReadRule], search: SearchRanking) -
         }
         signals["dense"] = (dense.get(memory.id, 0.0), type_weights.dense)
         beside = spread.get(memory.id)
-        signals["episode"] = (beside.value if beside else 0.0, type_weights.episode)
+        answers = bool(beside and beside.answers and type_weights.answer)
+        signals["episode"] = (
+            beside.value if beside else 0.0,
+            type_weights.answer if answers else type_weights.episode,
+        )
         level = levels[memory.id]
         notes = {
-            "episode": {"beside": str(beside.source)} if beside else {},
+            "episode": ({"beside": str(beside.source)} | ({"answers": True} if answers else {}))
+            if beside
+            else {},
             "activation": {"base_level": None if level == -math.inf else round(level, 4)},
             "dense": {"embedder": embedder}
             if memory.id in dense

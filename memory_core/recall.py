@@ -157,8 +157,7 @@ def recall(
             query.text,
             policy=policy,
             context=context,
-            dense_weight=weights.default.dense,
-            episode_weight=weights.default.episode,
+            weights=weights.default,
         )
     search = SearchRanking(query.text, weights, agent.tenant_id, registration, query.valid_at, first)
     rows: list[Scored] = []

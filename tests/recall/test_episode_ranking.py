@@ -5,7 +5,8 @@ Tuesday night"): the turn before it does. The first stage
 (``memory_core.first_stage``) gives each turn beside one of the best hits that
 hit's lexical value, weighted by ``episode`` in the ranking weights. Only a
 hit served ``raw`` lends anything, so a masked or fenced memory never moves
-another.
+another. The turn right after a hit that asks (its last sentence ends in "?")
+is its likely reply, and weighs ``answer`` instead.
 """
 
 import pytest
@@ -17,6 +18,7 @@ from provenance.services import invalidate_evidence_revision
 from tests.factories import make_evidence
 
 EPISODE = WEIGHTS[DEFAULT_VERSION].episode
+ANSWERS = WEIGHTS[DEFAULT_VERSION].answer
 QUESTION = "Tomas: How was that clay workshop you signed the kids up for?"
 ANSWER = "Maya: So messy and so fun, everyone made something"
 
@@ -78,13 +80,51 @@ def test_the_answer_beside_a_hit_is_served_and_says_why(chat, api):
     assert item["explanation"]["lexical"]["value"] == 0.0
     assert item["explanation"]["episode"] == {
         "value": lexical,
-        "weight": EPISODE,
-        "contribution": round(lexical * EPISODE, 4),
+        "weight": ANSWERS,
+        "contribution": round(lexical * ANSWERS, 4),
         "beside": str(question.id),
+        "answers": True,
     }
     contributions = sum(signal["contribution"] for signal in item["explanation"].values())
     assert item["score"] == pytest.approx(contributions, abs=1e-3)
     assert body["results"][0]["explanation"]["episode"]["weight"] == EPISODE
+
+
+def test_the_reply_to_a_question_weighs_more_than_a_turn_beside_a_statement(agent, api, turn):
+    assert ANSWERS > EPISODE > 0
+    asked = make_evidence(agent.agent, kind="conversation")
+    turn("Maya: So, the clay workshop?", evidence=asked)
+    reply = turn("Tomas: Messy and fun, everyone made a bowl", evidence=asked)
+    told = make_evidence(agent.agent, kind="conversation")
+    turn("Maya: The clay workshop.", evidence=told)
+    after_statement = turn("Tomas: Messy and fun, the kids made a vase", evidence=told)
+    body = search(api, "clay workshop")
+    items = {item["memory"]["memory_id"]: item for item in body["results"]}
+    assert items[str(reply.id)]["explanation"]["episode"]["weight"] == ANSWERS
+    assert items[str(reply.id)]["explanation"]["episode"]["answers"] is True
+    assert items[str(after_statement.id)]["explanation"]["episode"]["weight"] == EPISODE
+    assert "answers" not in items[str(after_statement.id)]["explanation"]["episode"]
+    assert served(body).index(str(reply.id)) < served(body).index(str(after_statement.id))
+
+
+def test_the_turn_before_a_question_is_not_its_answer(agent, api, turn):
+    session = make_evidence(agent.agent, kind="conversation")
+    before = turn("Tomas: Morning, long week", evidence=session)
+    question = turn(QUESTION, evidence=session)
+    body = search(api, "What kind of workshop did the kids go to?")
+    item = next(item for item in body["results"] if item["memory"]["memory_id"] == str(before.id))
+    assert item["explanation"]["episode"]["beside"] == str(question.id)
+    assert item["explanation"]["episode"]["weight"] == EPISODE
+    assert "answers" not in item["explanation"]["episode"]
+
+
+def test_the_previous_weights_version_gives_the_reply_only_the_episode_weight(chat, api, agent, settings):
+    _, answer, _ = chat()
+    settings.CUSTODIAN_RANKING_WEIGHTS = {agent.tenant.name: "2026-12-22.1"}
+    body = search(api, "What kind of workshop did the kids go to?")
+    item = next(item for item in body["results"] if item["memory"]["memory_id"] == str(answer.id))
+    assert item["explanation"]["episode"]["weight"] == WEIGHTS["2026-12-22.1"].episode
+    assert "answers" not in item["explanation"]["episode"]
 
 
 @pytest.mark.parametrize("memory_type", ["preference", "episodic_event"])
