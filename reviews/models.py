@@ -55,8 +55,9 @@ class ReviewDecision(AppendOnlyModel):
         db_default="",
         help_text="Keyed digest by the deciding process: who decided what on which action",
     )
+    # 1 where not said (rows, and exported rows, from before version 2); record_decision says 2.
     seal_version = models.PositiveSmallIntegerField(
-        default=2,
+        default=1,
         db_default=1,
         help_text="What the seal covers: 1, who decided what on which action; 2, also whom for, by pseudonym",
     )
@@ -121,6 +122,7 @@ class ReviewDecision(AppendOnlyModel):
 
 
 DECISION_SEAL = "reviews.decision"
+SEAL_VERSION = 2  # what record_decision seals now: who decided what on which action, for whom
 
 
 def decision_seal(sealed: dict[str, Any], *, secret: str | bytes | None = None) -> str:

@@ -21,12 +21,12 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="historicalreviewdecision",
             name="seal_version",
-            field=models.PositiveSmallIntegerField(db_default=1, default=2, help_text=HELP),
+            field=models.PositiveSmallIntegerField(db_default=1, default=1, help_text=HELP),
         ),
         migrations.AddField(
             model_name="reviewdecision",
             name="seal_version",
-            field=models.PositiveSmallIntegerField(db_default=1, default=2, help_text=HELP),
+            field=models.PositiveSmallIntegerField(db_default=1, default=1, help_text=HELP),
         ),
         append_only_allowing("reviews_reviewdecision", pseudonymised=["represented_owner"], replacing=True),
         append_only_allowing(

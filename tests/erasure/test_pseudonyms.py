@@ -221,3 +221,14 @@ def test_pseudonymising_costs_the_same_queries_for_any_number_of_records(agent, 
         pseudonymise_subject(tenant_id=agent.tenant.pk, subject=many)
     assert len(four) == len(one)
     assert Delegation.objects.filter(subject_id=pseudonym("user", "many-subject")).count() == 4
+
+
+@pytest.mark.django_db
+def test_a_decision_exported_before_seals_had_versions_reads_back_as_version_1(agent, subject, reviewers):
+    from django.core import serializers
+
+    old = _sealed_as_before(reviewers[0], _pending_about(agent, subject), _owner(subject))
+    row = serializers.serialize("python", [old])[0]
+    del row["fields"]["seal_version"]  # as an export written before the column existed
+    (read_back,) = serializers.deserialize("python", [row])
+    assert read_back.object.seal_version == 1 and read_back.object.has_valid_seal()
