@@ -3,10 +3,12 @@
 A grant to act for the person, a review decision made for them, their history and
 the admin's log of the grant stay (they say who acted for whom, and receipts and
 seals cite them), but from the erasure on they name the person by
-``core.pseudonyms.pseudonym`` only. The grants are revoked too: nobody acts for an
-erased subject. All of it runs in the erasure's transaction, before the scan, a
-fixed number of queries whatever the number of rows; PostgreSQL's triggers let
-exactly these UPDATEs through (``core.migrations_util.append_only_allowing``).
+``core.pseudonyms.pseudonym`` only; a decision sealed under a key since rotated takes
+the pseudonym under that key, so its seal still verifies. The grants are revoked too:
+nobody acts for an erased subject. All of it runs in the erasure's transaction, before
+the scan, in a fixed number of queries whatever the number of rows (one more per key
+the decisions were sealed under); PostgreSQL's triggers let exactly these UPDATEs
+through (``core.migrations_util.append_only_allowing``).
 """
 
 from typing import Any
@@ -49,15 +51,19 @@ def pseudonymise_subject(*, tenant_id: Any, subject: dict[str, str]) -> dict[str
     record("tenancy_delegation", "subject_id", list(granted))
     record("django_admin_log", "object_repr", _rename_logged_grants(list(granted)))
 
+    # Each decision takes the pseudonym under the key it was sealed with: one UPDATE per key.
     decisions = ReviewDecision.objects.filter(tenant_id=tenant_id, represented_owner=owner)
-    decision_ids = list(decisions.values_list("pk", flat=True))
-    ReviewDecision.objects.filter(pk__in=decision_ids).pseudonymise(represented_owner=erased)
-    record("reviews_reviewdecision", "represented_owner", decision_ids)
+    by_pseudonym: dict[str, list[Any]] = {}
+    for decision in decisions.select_related("actor"):
+        by_pseudonym.setdefault(decision.owner_pseudonym(), []).append(decision.pk)
     history = ReviewDecision.history.filter(tenant_id=tenant_id, represented_owner=owner)
-    record(
-        "reviews_historicalreviewdecision", "represented_owner", list(history.values_list("pk", flat=True))
-    )
-    history.update(represented_owner=erased)
+    history_ids = list(history.values_list("pk", flat=True))
+    for value, ids in by_pseudonym.items():
+        ReviewDecision.objects.filter(pk__in=ids).pseudonymise(represented_owner=value)
+        history.filter(id__in=ids).update(represented_owner=value)
+    history.update(represented_owner=erased)  # rows of no decision still standing, if any
+    record("reviews_reviewdecision", "represented_owner", [pk for ids in by_pseudonym.values() for pk in ids])
+    record("reviews_historicalreviewdecision", "represented_owner", history_ids)
     return {"pseudonymised": rewritten, "revoked_grants": sorted(str(pk) for pk in revoked)}
 
 

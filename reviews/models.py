@@ -92,18 +92,28 @@ class ReviewDecision(AppendOnlyModel):
         return decision_seal(self._sealed_json())
 
     def has_valid_seal(self) -> bool:
-        """True if a Custodian process recorded exactly this decision (needs ``actor`` loaded).
+        """True if a Custodian process recorded exactly this decision (needs ``actor`` loaded)."""
+        return self._sealing_secret() is not None
 
-        Tried under the key and each fallback, since a version 2 seal covers the owner's
-        pseudonym, which is keyed too.
+    def owner_pseudonym(self) -> str:
+        """Return the owner's pseudonym as an erasure writes it: under the key this decision was
+        sealed with (if it has since been rotated, so the seal still verifies), else the current key."""
+        return pseudonymised(self.represented_owner, secret=self._sealing_secret())
+
+    def _sealing_secret(self) -> str | bytes | None:
+        """The key (current or a fallback) under which the seal verifies, or None if it does not.
+
+        Each key is tried with the owner's pseudonym under that same key, since a version 2
+        seal covers it.
         """
         if not self.seal:
-            return False
-        secrets = [settings.SECRET_KEY, *settings.SECRET_KEY_FALLBACKS]
-        return any(
-            constant_time_compare(self.seal, decision_seal(self._sealed_json(secret=s), secret=s))
-            for s in secrets
-        )
+            return None
+        for secret in [settings.SECRET_KEY, *settings.SECRET_KEY_FALLBACKS]:
+            if constant_time_compare(
+                self.seal, decision_seal(self._sealed_json(secret=secret), secret=secret)
+            ):
+                return secret
+        return None
 
     def _sealed_json(self, *, secret: str | bytes | None = None) -> dict[str, str]:
         # The actor by username, the key that survives export and import. Version 2 adds whom the
@@ -116,7 +126,8 @@ class ReviewDecision(AppendOnlyModel):
             "decision": self.decision,
             "action_digest": self.action_digest,
         }
-        if self.seal_version >= 2:
+        if self.seal_version != 1:
+            sealed["seal_version"] = str(self.seal_version)
             sealed["represented_owner"] = pseudonymised(self.represented_owner, secret=secret)
         return sealed
 

@@ -36,13 +36,13 @@ def _owner(subject: dict) -> str:
     return f"{subject['kind']}:{subject['id']}"
 
 
-def _pending_about(agent, subject) -> Proposal:
+def _pending_about(agent, subject, statement: str = "prefers the short report") -> Proposal:
     """A proposal about ``subject`` that waits for review; its reviewers decide for the subject."""
     memory = {
         "subject": subject,
         "scope": "user",
         "type": "preference",
-        "content": {"statement": "prefers the short report"},
+        "content": {"statement": statement},
         "sensitivity": "internal",
     }
     context = {"acting_for_subject": subject, "risk_level": "high"}
@@ -232,3 +232,23 @@ def test_a_decision_exported_before_seals_had_versions_reads_back_as_version_1(a
     del row["fields"]["seal_version"]  # as an export written before the column existed
     (read_back,) = serializers.deserialize("python", [row])
     assert read_back.object.seal_version == 1 and read_back.object.has_valid_seal()
+
+
+@pytest.mark.django_db
+def test_a_decision_sealed_before_a_key_rotation_takes_its_keys_pseudonym_and_still_verifies(
+    agent, subject, reviewers, settings
+):
+    before = approve(reviewers[0], _pending_about(agent, subject))
+    old_key = settings.SECRET_KEY
+    settings.SECRET_KEY_FALLBACKS = [old_key]
+    settings.SECRET_KEY = "rotated-" + old_key
+    after = approve(reviewers[1], _pending_about(agent, subject, "prefers the long report"))
+
+    pseudonymise_subject(tenant_id=agent.tenant.pk, subject=subject)
+
+    before, after = _reloaded(before), _reloaded(after)
+    assert before.represented_owner == pseudonym("user", subject["id"], secret=old_key)
+    assert after.represented_owner == pseudonym("user", subject["id"])
+    assert before.has_valid_seal() and after.has_valid_seal()
+    erased_grant = Delegation.objects.filter(agent=agent.agent, subject_id=pseudonym("user", subject["id"]))
+    assert erased_grant.exists()  # a grant carries no seal: the current key's pseudonym
