@@ -4,6 +4,8 @@ from typing import Any, NoReturn, TypeVar
 
 from django.db import models
 
+from core.pseudonyms import is_pseudonym
+
 _M = TypeVar("_M", bound=models.Model)
 
 
@@ -15,6 +17,15 @@ class AppendOnlyQuerySet(models.QuerySet[_M]):
 
     def delete(self) -> NoReturn:
         raise TypeError(f"{self.model.__name__} rows are append-only")
+
+    def pseudonymise(self, **columns: str) -> int:
+        """Replace a person's id by its pseudonym in these rows; the one change an erasure makes.
+
+        Every value must be a pseudonym (``core.pseudonyms``), as PostgreSQL's triggers require too.
+        """
+        if not all(is_pseudonym(value) for value in columns.values()):
+            raise TypeError(f"{self.model.__name__} rows take only pseudonyms")
+        return models.QuerySet.update(self, **columns)
 
 
 class AppendOnlyModel(models.Model):

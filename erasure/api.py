@@ -76,7 +76,8 @@ class ErasureOutput(serializers.Serializer):
     )
     receipts = serializers.ListField(child=serializers.UUIDField(), help_text="in chain order")
     certificate = serializers.JSONField(
-        allow_null=True, help_text="once applied: what went, the scan, exports"
+        allow_null=True,
+        help_text="once applied: what went, the scan, exports, the records pseudonymised and grants revoked",
     )
 
 

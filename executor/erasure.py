@@ -6,7 +6,8 @@ subject's id and for the text the erased memories held (each string of their
 content, their dedupe keys) in every column of every table the database has, found
 by introspection, so a table added later is scanned without anyone listing it; a
 table with a tenant column is read for this tenant's rows only. The certificate
-names memories by id, revision and content hash and tables by name, never a value.
+names memories by id, revision and content hash and tables by name, never a value; the
+authority records pseudonymised (``executor.pseudonymising``) by table and row id.
 """
 
 from collections.abc import Iterable, Iterator
@@ -18,15 +19,11 @@ from core.keyed import keyed_digest
 from executor.models import TenantExport
 from memory_core.models import Memory
 
-# Where a subject's id stays by design: records of authority, not of the person. A grant says
-# which agent may act for them (revoking it is the operator's choice: an erased user may stay a
-# user), and a sealed decision says whom its reviewer decided for. Reported, never hidden.
-RETAINED = {
-    "tenancy_delegation": {"subject_id"},
-    "tenancy_historicaldelegation": {"subject_id"},
-    "reviews_reviewdecision": {"represented_owner"},
-    "reviews_historicalreviewdecision": {"represented_owner"},
-}
+# Where a subject's id may stay by design: none. The records of authority that named them (grants,
+# decisions made for them, their history, the admin's log) name them by pseudonym after the
+# erasure (``executor.pseudonymising``), so the scan finds them nowhere; ``retained`` stays in the
+# certificate, empty, so certificates read alike whenever they were made.
+RETAINED: dict[str, set[str]] = {}
 MIN_TRACE_CHARS = 8  # shorter strings ("weekly", "user") are in rows that never held the subject
 PATTERNS_PER_QUERY = 50
 
@@ -56,8 +53,8 @@ def strings(value: Any) -> Iterator[str]:
 def scan(tenant_id: Any, values: Iterable[str]) -> dict[str, Any]:
     """Return which columns of which tables still hold any of ``values``, and what was read.
 
-    ``found`` is what should not be there; ``retained`` the authority columns
-    (:data:`RETAINED`) that hold the subject's id by design. One query a table (its
+    ``found`` is what should not be there; ``retained`` the columns of :data:`RETAINED`
+    that hold it by design (none: authority records are pseudonymised before the scan). One query a table (its
     columns joined by OR), and one a column only for a table that holds something;
     LIKE patterns escaped, so an id with ``%`` or ``_`` is literal.
     """

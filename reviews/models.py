@@ -5,11 +5,13 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.utils.crypto import constant_time_compare
 from simple_history.models import HistoricalRecords
 
 from core.history import human_history_user
-from core.keyed import keyed_digest, keyed_digest_matches
+from core.keyed import keyed_digest
 from core.models import AppendOnlyModel
+from core.pseudonyms import pseudonymised
 from proposals.models import Proposal
 from tenancy.models import Tenant
 
@@ -53,6 +55,12 @@ class ReviewDecision(AppendOnlyModel):
         db_default="",
         help_text="Keyed digest by the deciding process: who decided what on which action",
     )
+    # 1 where not said (rows, and exported rows, from before version 2); record_decision says 2.
+    seal_version = models.PositiveSmallIntegerField(
+        default=1,
+        db_default=1,
+        help_text="What the seal covers: 1, who decided what on which action; 2, also whom for, by pseudonym",
+    )
 
     history = HistoricalRecords(get_user=human_history_user)
     # Not a column: ``reviews.selectors.decision_history`` marks a decision made on an older digest.
@@ -85,11 +93,32 @@ class ReviewDecision(AppendOnlyModel):
 
     def has_valid_seal(self) -> bool:
         """True if a Custodian process recorded exactly this decision (needs ``actor`` loaded)."""
-        return keyed_digest_matches(self.seal, DECISION_SEAL, self._sealed_json())
+        return self._sealing_secret() is not None
 
-    def _sealed_json(self) -> dict[str, str]:
-        # The actor by username, the key that survives export and import.
-        return {
+    def owner_pseudonym(self) -> str:
+        """Return the owner's pseudonym as an erasure writes it: under the key this decision was
+        sealed with (if it has since been rotated, so the seal still verifies), else the current key."""
+        return pseudonymised(self.represented_owner, secret=self._sealing_secret())
+
+    def _sealing_secret(self) -> str | bytes | None:
+        """The key (current or a fallback) under which the seal verifies, or None if it does not.
+
+        Each key is tried with the owner's pseudonym under that same key, since a version 2
+        seal covers it.
+        """
+        if not self.seal:
+            return None
+        for secret in [settings.SECRET_KEY, *settings.SECRET_KEY_FALLBACKS]:
+            if constant_time_compare(
+                self.seal, decision_seal(self._sealed_json(secret=secret), secret=secret)
+            ):
+                return secret
+        return None
+
+    def _sealed_json(self, *, secret: str | bytes | None = None) -> dict[str, str]:
+        # The actor by username, the key that survives export and import. Version 2 adds whom the
+        # decision was for as its pseudonym, the form an erasure leaves, so the seal outlives it.
+        sealed = {
             "id": str(self.id),
             "tenant_id": str(self.tenant_id),
             "proposal_id": str(self.proposal_id),
@@ -97,11 +126,16 @@ class ReviewDecision(AppendOnlyModel):
             "decision": self.decision,
             "action_digest": self.action_digest,
         }
+        if self.seal_version != 1:
+            sealed["seal_version"] = str(self.seal_version)
+            sealed["represented_owner"] = pseudonymised(self.represented_owner, secret=secret)
+        return sealed
 
 
 DECISION_SEAL = "reviews.decision"
+SEAL_VERSION = 2  # what record_decision seals now: who decided what on which action, for whom
 
 
-def decision_seal(sealed: dict[str, Any]) -> str:
+def decision_seal(sealed: dict[str, Any], *, secret: str | bytes | None = None) -> str:
     """Return the seal of a decision given as its sealed JSON (migrations use it)."""
-    return keyed_digest(DECISION_SEAL, sealed)
+    return keyed_digest(DECISION_SEAL, sealed, secret=secret)

@@ -32,7 +32,7 @@ from reviews.errors import (
     SelfApprovalForbidden,
     StaleDigest,
 )
-from reviews.models import ReviewDecision
+from reviews.models import SEAL_VERSION, ReviewDecision
 from reviews.selectors import (
     approving_decisions,
     can_decide,
@@ -111,6 +111,7 @@ def _decide(actor, seen: _Seen, *, require_low_risk: bool = False) -> ReviewDeci
         proposal_version=proposal.version,
         policy_fingerprint=proposal.policy_fingerprint,
         channel=seen.channel,
+        seal_version=SEAL_VERSION,
     )
     recorded.seal = recorded.compute_seal()
     recorded.save(force_insert=True)

@@ -335,6 +335,8 @@ class DelegationAdmin(TenantScopedMixin, ScopedHistoryMixin, SimpleHistoryAdmin)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def save_model(self, request, obj, form, change):
+        if change:  # every field is read-only once granted; the web role may only set revoked_at
+            return
         obj.granted_by = request.user
         super().save_model(request, obj, form, change)
 

@@ -13,6 +13,7 @@ from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
 from core.models import AppendOnlyModel, AppendOnlyQuerySet
+from core.pseudonyms import is_pseudonym
 
 
 class Tenant(models.Model):
@@ -110,6 +111,8 @@ class Delegation(models.Model):
         ]
 
     def __str__(self) -> str:
+        if is_pseudonym(self.subject_id):  # an erased subject: the pseudonym stands for kind and id
+            return f"{self.agent} acts for {self.subject_id}"
         return f"{self.agent} acts for {self.subject_kind}:{self.subject_id}"
 
     def clean(self) -> None:

@@ -4,7 +4,9 @@ All of it happens in the one transaction that applies the erasure, so a subject 
 never half erased: each planned memory is purged as a purge would purge it (its
 links, vectors, lineage, history, the proposals, Dreaming runs and MGP records that
 quote it, the query text of the searches that served it), and gets a receipt of its
-own in the chain; the open proposals about the subject are withdrawn and scrubbed;
+own in the chain; the open proposals about the subject are withdrawn and scrubbed; the grants to act
+for the subject are revoked, and they, the review decisions made for the subject
+and their history name the subject by pseudonym only (``executor.pseudonymising``);
 a summary that keeps other sources is re-summarised from them (``propose_resummaries``,
 under the rule set). The erasure's own receipt, last, is the certificate
 (``executor.erasure``): what was removed, the all-tables scan, the exports that held it.
@@ -21,6 +23,7 @@ from evidence.models import EvidenceRevision, EvidenceSource
 from executor.effects.base import Applied, ApplyContext, Check, Effect
 from executor.effects.checks import check_new, stale
 from executor.erasure import exports_holding, long_enough, scan, strings, subject_digest, traces
+from executor.pseudonymising import pseudonymise_subject
 from maintenance.compaction import propose_resummaries
 from memory_core.models import AccessEvent, Memory
 from memory_core.mutations import purge_memory
@@ -58,6 +61,7 @@ class EraseEffect(Effect):
         withdrawn, scrubbed = withdraw_for_erasure(proposal)
         rows.add(scrubbed)
         named = forgetting.forget(proposal, request, rows)
+        authority = forgetting.pseudonymise(proposal, request)
         resummaries = propose_resummaries(purge=proposal, successor_ids=sorted(successors - erased, key=str))
         _scrub_request(proposal, named, rows)
         found = scan(proposal.tenant_id, values)
@@ -69,6 +73,7 @@ class EraseEffect(Effect):
             "resummarised": [{"memory_id": str(p.target_id), "proposal_id": str(p.pk)} for p in resummaries],
             "exports": exports,
             "scan": found,
+            **authority,
             "clean": not found["found"],
         }
         return Applied(None, {"erasure": certificate})
@@ -155,10 +160,12 @@ def _scrub_request(erasure: Proposal, named: dict[str, Any], rows: "_Counts") ->
 @dataclass(frozen=True)
 class Forgetting:
     """``traces``: what else the scan looks for, read before anything goes; ``forget``: what the
-    kind removes itself after the purges, returning how the certificate names what was erased."""
+    kind removes itself after the purges, returning how the certificate names what was erased;
+    ``pseudonymise``: the authority records it rewrites, as the certificate lists them."""
 
     traces: Callable[[dict[str, Any]], set[str]]
     forget: Callable[[Proposal, dict[str, Any], "_Counts"], dict[str, Any]]
+    pseudonymise: Callable[[Proposal, dict[str, Any]], dict[str, Any]]
 
 
 def _subject_traces(request: dict[str, Any]) -> set[str]:
@@ -170,6 +177,10 @@ def _forget_subject(erasure: Proposal, request: dict[str, Any], rows: "_Counts")
     named = AccessEvent.objects.filter(tenant_id=erasure.tenant_id, query__contains=request["subject"]["id"])
     rows.add({"memory_core.AccessEvent": named.exclude(query="").blank_queries()})
     return {"subject": subject_digest(request["subject"])}
+
+
+def _pseudonymise_subject(erasure: Proposal, request: dict[str, Any]) -> dict[str, Any]:
+    return pseudonymise_subject(tenant_id=erasure.tenant_id, subject=request["subject"])
 
 
 def _source_traces(request: dict[str, Any]) -> set[str]:
@@ -197,7 +208,12 @@ def _retract_source(erasure: Proposal, request: dict[str, Any], rows: "_Counts")
     return {"source": {"evidence_id": request["evidence_id"], "revisions": request["revisions"]}}
 
 
+def _no_authority_records(erasure: Proposal, request: dict[str, Any]) -> dict[str, Any]:
+    """A source names no person: grants and decisions stay as they are."""
+    return {"pseudonymised": [], "revoked_grants": []}
+
+
 FORGETTING: dict[str, Forgetting] = {
-    "subject": Forgetting(_subject_traces, _forget_subject),
-    "source": Forgetting(_source_traces, _retract_source),
+    "subject": Forgetting(_subject_traces, _forget_subject, _pseudonymise_subject),
+    "source": Forgetting(_source_traces, _retract_source, _no_authority_records),
 }

@@ -7,6 +7,7 @@ from custodian_client import AsyncCustodian, Custodian
 from custodian_client import errors as e
 
 from executor.offline import verify_export
+from tenancy.services import grant_delegation
 from tests.factories import make_agent
 from tests.live import OWNER_CONTEXT, alice_preference, make_reviewer
 from tests.workers import wait_until
@@ -53,6 +54,9 @@ def test_erase_a_subject_follow_it_and_verify_its_certificate(live_server, agent
         assert proof.receipts == 2
         with pytest.raises(e.NotFound):
             custodian.get_memory(created["memory_id"])
+        # The erasure revoked the grant to act for Alice; an operator grants it anew for what follows.
+        assert not agent.agent.delegations.live().filter(subject_id="pm-alice").exists()
+        grant_delegation(agent=agent.agent, subject={"kind": "user", "id": "pm-alice"})
 
         shared, resting = _remembered(custodian, "chat/alice/shared", "Alice prefers summaries by email")
         retraction = custodian.retract_source(shared["evidence_id"], "shared by mistake")

@@ -14,14 +14,17 @@ def package() -> Path:
     return built_package()
 
 
-# A person only the erasure test remembers things about (an erasure takes all of them).
+# A person only the erasure test remembers things about (an erasure takes all of them, and
+# revokes the grants to act for them), and one whose memories rest on a source to retract.
 ERASED_SUBJECT = {"kind": "user", "id": "ts-erased-person"}
+RETRACTION_SUBJECT = {"kind": "user", "id": "ts-retraction-person"}
 
 
 @pytest.fixture
 def live_env(live_server, agent) -> dict[str, str]:
     """What node runs with: the live server's URL, the agent's token, two reviewers', a grantless agent's."""
     grant_delegation(agent=agent.agent, subject=ERASED_SUBJECT)
+    grant_delegation(agent=agent.agent, subject=RETRACTION_SUBJECT)
     return node_env(
         CUSTODIAN_URL=live_server.url,
         CUSTODIAN_TOKEN=agent.token,

@@ -14,8 +14,8 @@ from tests.database_scan import columns_holding
 from tests.erasure.conftest import ask
 from tests.factories import apply_released, approve, create_payload, make_evidence, submit
 
-# Records of authority that name the person by design (the certificate lists them as retained).
-AUTHORITY = {"tenancy_delegation": ["subject_id"], "tenancy_historicaldelegation": ["subject_id"]}
+# Records of authority that named the person: kept, but by pseudonym (listed by table and row id).
+AUTHORITY = {"tenancy_delegation", "tenancy_historicaldelegation"}
 
 
 def _approve_all(erasure_id, reviewers):
@@ -78,7 +78,8 @@ def test_a_reviewed_erasure_leaves_nothing_of_the_subject_and_certifies_it(
     assert {item["memory_id"] for item in certificate["removed"]} == {str(m.id) for m in memories}
     assert certificate["withdrawn"] == [str(pending.pk)]
     assert certificate["scan"]["found"] == {} and certificate["clean"] is True
-    assert certificate["scan"]["retained"] == AUTHORITY
+    assert certificate["scan"]["retained"] == {}
+    assert {rewritten["table"] for rewritten in certificate["pseudonymised"]} == AUTHORITY
     assert [e["export_id"] for e in certificate["exports"]] == [str(TenantExport.objects.get().pk)]
     assert certificate["subject"]["kind"] == "user" and subject["id"] not in str(body)
     # One receipt per purged memory, then the certificate, in chain order.
@@ -88,7 +89,7 @@ def test_a_reviewed_erasure_leaves_nothing_of_the_subject_and_certifies_it(
     assert body["receipts"] == [str(r.pk) for r in receipts]
 
     assert columns_holding(marker) == {}
-    assert columns_holding(subject["id"]) == AUTHORITY
+    assert columns_holding(subject["id"]) == {}
     assert Memory.objects.filter(pk=kept.pk, content=kept.content).exists()
     assert Proposal.objects.get(pk=pending.pk).status == "withdrawn"
     call_command("verify_receipts")
@@ -101,17 +102,23 @@ def test_a_reviewed_erasure_leaves_nothing_of_the_subject_and_certifies_it(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_recall_finds_nothing_about_an_erased_subject(agent, api, about, subject, reviewers, marker):
+def test_recall_finds_nothing_about_an_erased_subject_and_nobody_acts_for_them(
+    agent, api, about, subject, reviewers, marker
+):
     about(2)
     erasure_id = ask(api, subject).json()["erasure_id"]
     assert _approve_all(erasure_id, reviewers).outcome == "applied"
 
     found = api.post(
+        "/api/v1/recall/search", {"query": marker, "filters": {"subject": subject}}, format="json"
+    )
+    acting = api.post(
         "/api/v1/recall/search",
-        {"query": marker, "filters": {"subject": subject}, "policy_context": {"acting_for_subject": subject}},
+        {"query": marker, "policy_context": {"acting_for_subject": subject}},
         format="json",
     )
     assert found.status_code == 200 and found.json()["results"] == []
+    assert (acting.status_code, acting.json()["code"]) == (403, "acting_for_not_granted")  # grant revoked
 
 
 @pytest.mark.django_db

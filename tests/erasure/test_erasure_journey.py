@@ -69,8 +69,9 @@ def test_dreamed_linked_embedded_recalled_and_exported_memories_leave_nothing(
     certificate = api.get(f"/api/v1/erasures/{erasure_id}/").json()["certificate"]
     assert certificate["clean"] and len(certificate["exports"]) == 1
     assert columns_holding(marker) == {} and columns_holding(key) == {}
-    # The grant, and the decisions whose reviewers decided for the person: records of authority.
-    assert columns_holding(subject["id"]) == GRANT_TABLES == certificate["scan"]["retained"]
+    # The grant, and the decisions whose reviewers decided for the person, name them by pseudonym.
+    assert columns_holding(subject["id"]) == {} == certificate["scan"]["retained"]
+    assert {rewritten["table"] for rewritten in certificate["pseudonymised"]} == set(GRANT_TABLES)
     assert not MemoryLink.objects.filter(target_id=other.pk).exists()
     assert Memory.objects.filter(pk=other.pk).exists()
     assert DreamingRun.objects.get().subject_id == ""  # the run stays, by ids and digests

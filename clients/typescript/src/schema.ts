@@ -1112,7 +1112,7 @@ export interface components {
             plan: unknown;
             /** @description in chain order */
             receipts: string[];
-            /** @description once applied: what went, the scan, exports */
+            /** @description once applied: what went, the scan, exports, the records pseudonymised and grants revoked */
             certificate: unknown;
         };
         /**

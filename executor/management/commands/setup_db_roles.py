@@ -11,8 +11,9 @@ custodian_executor  the Celery executor: the only role that writes memories and
                     DELETE them; writes
                     proposals (outcomes, retention and system proposals, purge
                     scrubs) and outbox rows; no write at all on people, groups,
-                    permissions, tokens, sessions or decisions, and on evidence
-                    only an erasure's retraction of a source;
+                    permissions, tokens or sessions; on evidence only an
+                    erasure's retraction of a source; on grants, decisions and
+                    the admin's log only an erasure's revoking and pseudonymising;
                     and its own heartbeat (``health``), which the web role only reads.
 
 Both record the notifications their events cause (webhook deliveries, reviewer email); the web
@@ -26,8 +27,11 @@ drafts and never makes one active (``registrations`` 0002, 0003), and inserts
 chain verifications only as queued requests, never a result (``executor`` 0016).
 
 Append-only tables refuse UPDATE and DELETE by trigger for every role too
-(receipts, decisions and their history, access events and their items), and
-evidence status only moves forward (``evidence`` migration 0003).
+(receipts, decisions and their history, grants' history, access events and
+their items), but for the one change an erasure makes: a person's id becomes
+its pseudonym (``reviews`` 0006, ``tenancy`` 0011); a grant otherwise changes
+only by being revoked or expiring. Evidence status only moves forward
+(``evidence`` migration 0003).
 
 Every table must be listed below or the command fails: a new table gets no
 write privilege by accident. Migrations keep running as the owner (the URL's
@@ -57,7 +61,7 @@ WEB_WRITES = {
     "tenancy_agenttoken": MANAGED_BY_ADMIN,
     "tenancy_usertoken": MANAGED_BY_ADMIN,
     "tenancy_deniedrequest": "INSERT, UPDATE",  # counted in place (a trigger allows the counter only)
-    "tenancy_delegation": "INSERT, UPDATE",  # operators grant in the admin; revoking sets revoked_at
+    "tenancy_delegation": "INSERT, UPDATE (revoked_at)",  # operators grant in the admin and revoke
     "tenancy_historicaldelegation": "INSERT",
     "evidence_evidencesource": "INSERT, UPDATE",
     "evidence_evidencerevision": "INSERT, UPDATE (status, status_reason)",
@@ -117,6 +121,14 @@ EXECUTOR_WRITES = {
     # blanks its subject and planned content.
     "proposals_dreamingrun": "INSERT, UPDATE (subject_id, plan, closed, closed_reason, closed_at)",
     "tenancy_agent": "INSERT",  # a tenant's system agent, on its first retention sweep
+    # An erasure of a subject revokes the grants to act for them, and it and the records of
+    # authority that name them (decisions made for them, history, the admin's log of the grant)
+    # keep only their pseudonym; triggers allow a clear id to become a pseudonym, nothing else.
+    "tenancy_delegation": "UPDATE (subject_id, revoked_at)",
+    "tenancy_historicaldelegation": "INSERT, UPDATE (subject_id)",
+    "reviews_reviewdecision": "UPDATE (represented_owner)",
+    "reviews_historicalreviewdecision": "UPDATE (represented_owner)",
+    "django_admin_log": "UPDATE (object_repr)",
     "registrations_registration": "UPDATE (status, version, published_at, receipt_id, updated_at)",  # publish
     # A purge removes the memory's MGP id and scrubs the MGP tasks naming it (mgp's memory_purged receiver).
     "mgp_mgprecord": "DELETE",

@@ -7,6 +7,8 @@ import { ErasureNotAllowed, ErasureNotCertified, ErasureNotFound, NotFound } fro
 import { agent, approve, reviewer, RUN, secondReviewer, stranger, WAIT } from "../helpers.mjs";
 
 const PERSON = { kind: "user", id: "ts-erased-person" };
+// Another person: the erasure above revokes the grant to act for PERSON.
+const SOURCE_PERSON = { kind: "user", id: "ts-retraction-person" };
 const custodian = agent();
 
 test("an erasure is planned, approved by two people, applied and certified", async () => {
@@ -45,9 +47,9 @@ test("an erasure is planned, approved by two people, applied and certified", asy
 test("retracting a source plans every memory resting on it, for review", async () => {
   const shared = await custodian.registerEvidence("conversation", `chat/shared/${RUN}`, { text: "Oops." });
   const resting = await custodian.propose("create", {
-    memory: { subject: PERSON, scope: "user", type: "preference", content: { statement: `Emails ${RUN}` } },
+    memory: { subject: SOURCE_PERSON, scope: "user", type: "preference", content: { statement: `Emails ${RUN}` } },
     evidence: [shared],
-    policyContext: { acting_for_subject: PERSON, consent_basis: "explicit", risk_level: "low" },
+    policyContext: { acting_for_subject: SOURCE_PERSON, consent_basis: "explicit", risk_level: "low" },
   });
   await custodian.waitForReceipt(resting.id, WAIT);
   const retraction = await custodian.retractSource(shared.evidence_id, "shared by mistake");
