@@ -85,6 +85,7 @@ LEVERS: dict[str, LeverPatch] = {
     "spread-40": _constant("memory_core.first_stage", "SPREAD_HITS", 40),
     "dense-0.5": _weights(dense=0.5),
     "dense-1.0": _weights(dense=1.0),
+    "dense-0.5-answer-1.0": _weights(dense=0.5, answer=1.0),
 }
 
 
