@@ -9,7 +9,9 @@ permissions). :func:`roles_of` reads what a person's grants add up to, and
 """
 
 from dataclasses import dataclass
+from typing import Any
 
+from django.db.models import Q
 from django.urls import reverse
 
 from tenancy.selectors import admin_tenants, audited_tenants, decidable_tenants
@@ -54,40 +56,54 @@ ROLE_GROUPS = {
 }
 
 
-def ensure_role_groups(group_model, permission_model, *, missing_ok: bool = False) -> None:
+def _existing_permissions(permission_model) -> dict[str, Any]:
+    """The permissions the role groups name that exist, by ``app_label.codename`` (one query)."""
+    match = Q()
+    for perm in {perm for perms in ROLE_GROUPS.values() for perm in perms}:
+        label, codename = perm.split(".")
+        match |= Q(content_type__app_label=label, codename=codename)
+    found = permission_model.objects.filter(match).select_related("content_type")
+    return {f"{permission.content_type.app_label}.{permission.codename}": permission for permission in found}
+
+
+def ensure_role_groups(
+    group_model, permission_model, *, missing_ok: bool = False, found: dict[str, Any] | None = None
+) -> None:
     """Create the role groups if missing and give each exactly its permissions.
 
     ``missing_ok`` is for the data migration, which runs before later models
     exist; the post_migrate hook then sets the full list, and there a missing
-    permission is an error.
+    permission is an error. ``found``: the permissions already read by
+    :func:`_existing_permissions`.
     """
+    found = _existing_permissions(permission_model) if found is None else found
     for name, perms in ROLE_GROUPS.items():
         group, _ = group_model.objects.get_or_create(name=name)
-        wanted = [
-            permission_model.objects.filter(content_type__app_label=label, codename=codename).first()
-            for label, codename in (perm.split(".") for perm in perms)
-        ]
-        if None in wanted and not missing_ok:
-            missing = [perm for perm, found in zip(perms, wanted, strict=True) if found is None]
+        missing = [perm for perm in perms if perm not in found]
+        if missing and not missing_ok:
             raise LookupError(f"role group {name}: no such permissions {missing}")
-        group.permissions.set([permission for permission in wanted if permission is not None])
+        group.permissions.set([found[perm] for perm in perms if perm in found])
 
 
 def recreate_role_groups(sender, **kwargs) -> None:
     """post_migrate receiver (after migrate and after flush).
 
     post_migrate fires once per app; the groups are built on the first call
-    at which every permission they need exists.
+    at which every permission they need exists, and written again only when
+    they differ from what they should hold.
     """
     from django.contrib.auth.models import Group, Permission
-    from django.db.models import Q
 
-    needed = {tuple(perm.split(".")) for perms in ROLE_GROUPS.values() for perm in perms}
-    match = Q()
-    for label, codename in needed:
-        match |= Q(content_type__app_label=label, codename=codename)
-    if Permission.objects.filter(match).count() == len(needed):
-        ensure_role_groups(Group, Permission)
+    found = _existing_permissions(Permission)
+    if len(found) < len({perm for perms in ROLE_GROUPS.values() for perm in perms}):
+        return
+    held = set(
+        Group.permissions.through.objects.filter(group__name__in=ROLE_GROUPS).values_list(
+            "group__name", "permission_id"
+        )
+    )
+    if held != {(name, found[perm].pk) for name, perms in ROLE_GROUPS.items() for perm in perms}:
+        ensure_role_groups(Group, Permission, found=found)
 
 
 @dataclass(frozen=True)

@@ -70,10 +70,14 @@ def _missing_services(marker: str) -> str:
     return ""
 
 
-@pytest.fixture(autouse=True)
-def _require_services(request):
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Skip (or, with CUSTODIAN_REQUIRE_SERVICES=1, fail) a test whose services are missing.
+
+    Before any fixture is set up, as skipif markers are: a skipped test costs no database setup.
+    """
     for marker in ("postgres", "services"):
-        if request.node.get_closest_marker(marker):
+        if item.get_closest_marker(marker):
             missing = _missing_services(marker)
             if missing and REQUIRE_SERVICES:
                 pytest.fail(f"required service missing: {missing}")

@@ -43,9 +43,12 @@ def make_reviewer(username: str, tenant) -> Reviewer:
 
 @pytest.fixture
 def executor(tmp_path) -> Iterator[None]:
-    """A real Celery executor worker (and beat) against this test database and Redis."""
+    """A real Celery executor worker (and beat) against this test database and Redis.
+
+    Killed outright once the test is over (nothing checks its shutdown; a warm one takes seconds).
+    """
     redis.Redis.from_url(settings.CELERY_BROKER_URL).flushdb()
-    with celery_worker(tmp_path, beat=True):
+    with celery_worker(tmp_path, beat=True, kill=True):
         yield
 
 

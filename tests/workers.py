@@ -3,6 +3,7 @@
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -45,15 +46,22 @@ def celery_worker(
     concurrency: int = 2,
     stderr: Path | None = None,
     queues: tuple[str, ...] = ("executor",),
+    kill: bool = False,
 ) -> Iterator[subprocess.Popen]:
     """Start ``celery worker`` (optionally with beat) on ``queues`` as a subprocess; stop it on exit.
 
     Its output goes to ``worker.log``; with ``stderr``, its log lines (stderr) go there instead,
     apart from what Celery prints to stdout.
 
+    On exit the worker gets SIGTERM (a warm shutdown: the tasks it holds finish, which tests that
+    check their effects after the block rely on) and is waited for; what is left of its process
+    group is then SIGKILLed. With ``kill`` the whole group (worker, pool, beat) is SIGKILLed at
+    once instead, skipping the seconds a warm shutdown takes: for a fixture torn down after its
+    test has checked everything.
+
     On PostgreSQL the worker connects as the least-privilege ``custodian_executor`` role, as in
     production; on the embedded default (SQLite) it opens the test database file and uses the
-    filesystem broker under ``CUSTODIAN_VAR_DIR``.
+    filesystem broker under ``CUSTODIAN_VAR_DIR``, polled every 0.1 s.
     """
     from django.core.management import call_command
 
@@ -63,6 +71,9 @@ def celery_worker(
         env |= {
             "DATABASE_URL": f"sqlite:///{connection.settings_dict['NAME']}",
             "CUSTODIAN_SWEEP_SECONDS": "1",
+            # The filesystem broker is polled: every 0.1 s, not every 1 s, so a test that waits on
+            # many nudges in a row is not paced by the default interval.
+            "CUSTODIAN_BROKER_POLL_SECONDS": "0.1",
         }
         for folder in ("queue", "processed", "control"):
             (settings.VAR_DIR / "broker" / folder).mkdir(parents=True, exist_ok=True)
@@ -82,17 +93,23 @@ def celery_worker(
     )
     with open(log_path, "w") as log, open(stderr or os.devnull, "w") as errors:
         process = subprocess.Popen(
-            command, cwd=BASE_DIR, env=env, stdout=log, stderr=errors if stderr else subprocess.STDOUT
+            command,
+            cwd=BASE_DIR,
+            env=env,
+            stdout=log,
+            stderr=errors if stderr else subprocess.STDOUT,
+            start_new_session=True,
         )
     try:
         yield process
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        if not kill:
+            process.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):  # killed below
+                process.wait(timeout=30)
+        with contextlib.suppress(ProcessLookupError):  # the group is gone already
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
         if os.environ.get("CUSTODIAN_SHOW_WORKER_LOG"):
             print(log_path.read_text())
 

@@ -7,8 +7,9 @@ shipped (multiprocess metrics, as ``config/gunicorn.py`` sets them up). Each run
 gunicorn, warms its workers, then sends ``observability_submits`` auto-apply submits from one
 client while one executor worker applies them, and reads the CPU time (user + system) the
 gunicorn workers spent from ``/proc``: process CPU, not wall time, so the load generator and
-the executor sharing the cores do not count. Runs alternate bare, full, bare, full, … so a
-drift in the machine touches both alike. The target: full costs at most 5% more per submit.
+the executor sharing the cores do not count. Runs alternate bare, full, bare, full, … (``repeats``
+of each: 3 at full scale, 1 at smoke scale) so a drift in the machine touches both alike. The
+target: full costs at most 5% more per submit.
 """
 
 import os
@@ -54,7 +55,7 @@ def run(ctx: Context) -> dict:
     ctx.stack.start_workers(1)
     try:
         ctx.stack.wait_until_workers_ready()
-        for _ in range(max(2, ctx.scale.repeats)):
+        for _ in range(ctx.scale.repeats):
             for name, env in CONFIGURATIONS.items():
                 runs[name].append(_run(ctx, world, name, env))
         wait_for_outbox(world.tenant)

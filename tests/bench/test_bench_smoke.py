@@ -16,16 +16,29 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from tests.faults.harness import free_port
+
 pytestmark = pytest.mark.services
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _bench_urls() -> tuple[str, str]:
+    """A database named after this run's test database, and a Redis database beside its broker's.
+
+    Neither is ``make bench``'s (``custodian_bench``, Redis 13), which the smoke run recreates and
+    flushes: two checkouts running at once stay apart. The Redis database is the broker's + 2 (the
+    cache takes + 1).
+    """
     db = connection.settings_dict
     auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
-    database = f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/custodian_bench_smoke"
+    host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+    database = f"postgres://{auth}@{host}/{db['NAME']}_bench_smoke"
     broker = urllib.parse.urlsplit(settings.CELERY_BROKER_URL)
-    return database, broker._replace(path="/13").geturl()
+    number = broker.path.strip("/")
+    redis_db = (int(number) + 2) % 16 if number.isdigit() else 2
+    if redis_db == 13:
+        redis_db = 14
+    return database, broker._replace(path=f"/{redis_db}").geturl()
 
 
 def test_smoke_benchmark_runs_every_part_and_writes_the_report(tmp_path):
@@ -45,7 +58,7 @@ def test_smoke_benchmark_runs_every_part_and_writes_the_report(tmp_path):
             "--redis-url",
             redis,
             "--port",
-            "8799",
+            str(free_port()),
         ],
         cwd=ROOT,
         env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"},
