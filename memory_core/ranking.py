@@ -88,10 +88,8 @@ _FIRST = RankingWeights(
 # Each later version is the one before with what it changed, so a diff of versions reads as one line.
 _DENSE = replace(_FIRST, version="2026-12-15.1", dense=0.25)
 _EPISODE = replace(_DENSE, version="2026-12-22.1", episode=0.5, recency=0.0)
-WEIGHTS = {
-    weights.version: weights
-    for weights in (_FIRST, _DENSE, _EPISODE, replace(_EPISODE, version="2026-12-29.1", answer=0.75, dense=0.5))
-}
+_ANSWER = replace(_EPISODE, version="2026-12-29.1", answer=0.75, dense=0.5)
+WEIGHTS = {weights.version: weights for weights in (_FIRST, _DENSE, _EPISODE, _ANSWER)}
 DEFAULT_VERSION = "2026-12-29.1"
 
 
