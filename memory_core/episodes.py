@@ -13,13 +13,19 @@ whatever the number of hits.
 import uuid
 
 from django.db.models import F, QuerySet
-from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Coalesce
 
 from memory_core.models import Memory, MemoryEvidence
-from memory_core.statements import instant
 
 MAX_EPISODE_ROWS = 5000  # memories read per search to place the hits in their episodes
+# When it happened (``Memory.happened_at``), then when and where in its request it was submitted.
+EPISODE_ORDER = (
+    "evidence_revision__source_id",
+    Coalesce("memory__happened_at", "memory__submitted_at", "memory__created_at").asc(),
+    Coalesce("memory__submitted_at", "memory__created_at").asc(),
+    "memory__submission_index",
+    "memory_id",
+)
 
 
 def neighbours(hits: list[Memory], candidates: QuerySet, *, around: int) -> dict[uuid.UUID, dict]:
@@ -86,29 +92,10 @@ def _episodes(
         MemoryEvidence.objects.filter(
             evidence_revision__source_id__in=set(episode.values()), memory_revision=F("memory__revision")
         )
-        .annotate(
-            occurred_at=KeyTextTransform("occurred_at", "memory__content"),
-            submitted_at=Coalesce("memory__submitted_at", "memory__created_at"),
-        )
-        .order_by("submitted_at", "memory__submission_index", "memory_id")
-        .values_list(
-            "evidence_revision__source_id",
-            "memory_id",
-            "occurred_at",
-            "submitted_at",
-            "memory__submission_index",
-        )[:MAX_EPISODE_ROWS]
+        .order_by(*EPISODE_ORDER)
+        .values_list("evidence_revision__source_id", "memory_id")[:MAX_EPISODE_ROWS]
     )
-    chains: dict[uuid.UUID, list[uuid.UUID]] = {}
-    for source, memory_id, *_ in sorted(members, key=_episode_order):
-        chain = chains.setdefault(source, [])
-        if memory_id not in chain:
-            chain.append(memory_id)
-    return episode, chains
-
-
-def _episode_order(row: tuple) -> tuple:
-    """When it happened (an event's ``occurred_at``, else its submission), then submission order."""
-    _, memory_id, occurred_at, submitted_at, index = row
-    submitted = instant(submitted_at)
-    return (instant(occurred_at) if occurred_at else submitted, submitted, index, str(memory_id))
+    chains: dict[uuid.UUID, dict[uuid.UUID, None]] = {}  # ordered sets: a memory may cite a source twice
+    for source, memory_id in members:
+        chains.setdefault(source, {})[memory_id] = None
+    return episode, {source: list(chain) for source, chain in chains.items()}

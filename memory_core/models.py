@@ -7,12 +7,13 @@ executor may import (an import-linter contract enforces it).
 import enum
 import uuid
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Self
 
 from django.contrib.postgres.search import SearchVectorField
 from django.db import connection, models
 from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
 from simple_history.models import HistoricalRecords
 
 from core.canonical import digest
@@ -129,6 +130,10 @@ class Memory(models.Model):
     # order is not it: a worker applies a claimed batch in outbox order, not submission order.
     submitted_at = models.DateTimeField(null=True, blank=True)
     submission_index = models.PositiveIntegerField(default=0)
+    # When what it records happened: the content's ``occurred_at`` (a date alone is its midnight,
+    # a time without offset is UTC), else when it was submitted. Stored by the executor with the
+    # content, so an episode is put in order by the database, not by parsing text per search.
+    happened_at = models.DateTimeField(null=True, blank=True)
     # What recall searches, stored so ranking never re-parses text. On PostgreSQL a trigger
     # (migration 0006) computes it from ``search.search_document()``; SQLite leaves it empty.
     # History rows carry their own, computed by their own trigger (migration 0020) from the
@@ -193,6 +198,15 @@ class Memory(models.Model):
     @property
     def is_active(self) -> bool:
         return self.state == self.State.ACTIVE
+
+    def place_in_time(self) -> None:
+        """Set ``happened_at`` from the content's ``occurred_at``, else from the submission.
+
+        A type's schema lets ``occurred_at`` be a date or a time without offset: a date is its
+        midnight, a time without offset is UTC; text that is no moment counts as not given.
+        """
+        moment = _moment((self.content or {}).get("occurred_at"))
+        self.happened_at = moment or self.submitted_at or self.created_at
 
     @property
     def is_fenced(self) -> bool:
@@ -618,3 +632,18 @@ class MemoryLineage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.successor_id} derived from {self.source_id}@{self.source_revision}"
+
+
+def _moment(value: object) -> datetime | None:
+    """A moment from JSON text: an ISO 8601 time (UTC when it names no offset) or date (midnight UTC)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = parse_datetime(value)
+        if moment is None and (day := parse_date(value)) is not None:
+            moment = datetime(day.year, day.month, day.day)
+    except ValueError:  # well formed, but no such day or hour
+        return None
+    if moment is not None and moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment

@@ -75,6 +75,7 @@ def new_memory(
         submission_index=submission_index,
     )
     _assign(memory, fields, now)
+    memory.place_in_time()
     return memory
 
 
@@ -122,6 +123,8 @@ def update_memory(
     """
     superseded = memory.revision
     _assign(memory, changes, now)
+    if "content" in changes:
+        memory.place_in_time()
     supersedes = "content" in changes and "valid_from" not in changes
     if supersedes:
         memory.valid_from = now

@@ -4,8 +4,10 @@ import uuid
 
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
-from memory_core.models import AccessEventItem
+from memory_core.models import AccessEventItem, Memory, MemoryEvidence
+from memory_core.mutations import update_memory
 from proposals.models import OutboxEntry, Proposal
 from tests.factories import apply_entry, create_payload, make_evidence, owner_context, user_preference
 from tests.lifecycle.test_lifecycle_verbs import drive
@@ -149,3 +151,61 @@ def test_when_a_turn_happened_comes_before_when_it_was_sent(agent, api):
     hit = response.json()["results"][0]
     assert hit["memory"]["memory_id"] == sooner_sent
     assert (ids(hit["context"]["before"]), ids(hit["context"]["after"])) == ([], [later_sent])
+
+
+def test_turns_are_ordered_by_the_moment_they_happened_whatever_its_spelling(agent, api):
+    """Offsets are compared as moments, a date is its midnight (UTC), a time without offset is UTC."""
+    session = make_evidence(agent.agent, kind="conversation")
+    said = [  # sent in this order; they happened in the order of the words' numbers
+        ("third", "2026-11-30T01:00:00Z"),
+        ("second", "2026-11-29T23:30:00-01:00"),  # 00:30 on the 30th
+        ("first", "2026-11-29"),
+        ("fourth", "2026-11-30T02:00:00"),
+    ]
+    turns = [
+        user_preference(
+            type="episodic_event",
+            content={"statement": f"Alice {word} bishop move", "occurred_at": at, "participants": ["alice"]},
+        )
+        for word, at in said
+    ]
+    sent = dict(zip([word for word, _ in said], _apply(_submit_turns(api, session, turns)), strict=True))
+    hit = next(
+        item
+        for item in search(api, "second bishop")["results"]
+        if item["memory"]["memory_id"] == sent["second"]
+    )
+    assert (ids(hit["context"]["before"]), ids(hit["context"]["after"])) == ([sent["first"]], [sent["third"]])
+    last = next(
+        item
+        for item in search(api, "fourth bishop")["results"]
+        if item["memory"]["memory_id"] == sent["fourth"]
+    )
+    assert (ids(last["context"]["before"]), ids(last["context"]["after"])) == ([sent["third"]], [])
+
+
+def test_a_new_revision_that_changes_when_it_happened_moves_the_turn(agent, api):
+    session = make_evidence(agent.agent, kind="conversation")
+    turns = [
+        user_preference(
+            type="episodic_event",
+            content={"statement": f"Alice {word} rook move", "occurred_at": at, "participants": ["alice"]},
+        )
+        for word, at in (("opening", "2026-11-29T10:00:00Z"), ("ending", "2026-11-29T11:00:00Z"))
+    ]
+    opening, ending = _apply(_submit_turns(api, session, turns))
+    memory = Memory.objects.get(id=opening)
+    content = {**memory.content, "occurred_at": "2026-11-29T12:00:00Z"}
+    evidence = [link.evidence_revision for link in MemoryEvidence.objects.filter(memory=memory)]
+    update_memory(
+        memory=memory,
+        changes={"content": content},
+        evidence=evidence,
+        now=timezone.now(),
+        change_reason="test",
+    )
+    assert Memory.objects.get(id=opening).happened_at.isoformat() == "2026-11-29T12:00:00+00:00"
+    hit = next(
+        item for item in search(api, "ending rook")["results"] if item["memory"]["memory_id"] == ending
+    )
+    assert (ids(hit["context"]["before"]), ids(hit["context"]["after"])) == ([], [opening])
