@@ -6,26 +6,30 @@ an event's ``occurred_at``, then the order the client submitted them (request ti
 then the position in a batch), never the order a worker applied them in.
 Neighbours are drawn from the same candidate rows as the search itself (tenant,
 lifecycle, TTL, filters, ``valid_at``), so recall then passes each through the
-read policy, return modes, fences and audit exactly like a hit. Four queries
-whatever the number of hits.
+read policy, return modes, fences and audit exactly like a hit. A memory's
+episode and the moment it happened are stored on its row by the executor
+(``Memory.episode``, ``Memory.happened_at``), so the database puts an episode
+in order. Two queries whatever the number of hits.
 """
 
 import uuid
 
-from django.db.models import F, QuerySet
+from django.db.models import QuerySet
 from django.db.models.functions import Coalesce
 
-from memory_core.models import Memory, MemoryEvidence
+from evidence.models import EvidenceSource
+from memory_core.models import Memory
 
 MAX_EPISODE_ROWS = 5000  # memories read per search to place the hits in their episodes
 # When it happened (``Memory.happened_at``), then when and where in its request it was submitted.
 EPISODE_ORDER = (
-    "evidence_revision__source_id",
-    Coalesce("memory__happened_at", "memory__submitted_at", "memory__created_at").asc(),
-    Coalesce("memory__submitted_at", "memory__created_at").asc(),
-    "memory__submission_index",
-    "memory_id",
+    "episode",
+    Coalesce("happened_at", "submitted_at", "created_at").asc(),
+    Coalesce("submitted_at", "created_at").asc(),
+    "submission_index",
+    "id",
 )
+_UNREAD = object()  # a hit read without its episode column
 
 
 def neighbours(hits: list[Memory], candidates: QuerySet, *, around: int) -> dict[uuid.UUID, dict]:
@@ -75,27 +79,19 @@ def adjacent(
 def _episodes(
     hits: list[Memory], *, source_kind: str = ""
 ) -> tuple[dict[uuid.UUID, uuid.UUID], dict[uuid.UUID, list[uuid.UUID]]]:
-    """Each hit's episode (the first source its revision rests on, of ``source_kind`` if given),
-    and each episode's memories in order."""
-    revisions = {memory.id: memory.revision for memory in hits}
-    episode: dict[uuid.UUID, uuid.UUID] = {}
-    links = MemoryEvidence.objects.filter(memory_id__in=revisions)
+    """Each hit's episode (``Memory.episode``; only sources of ``source_kind`` if given), and each
+    episode's memories in order: one query, two when a hit came without its episode."""
+    episode = {memory.id: memory.__dict__.get("episode", _UNREAD) for memory in hits}
+    unread = [memory_id for memory_id, source in episode.items() if source is _UNREAD]
+    if unread:
+        episode.update(Memory.objects.filter(pk__in=unread).values_list("id", "episode"))
+    episode = {memory_id: source for memory_id, source in episode.items() if source}
+    sources = set(episode.values())
+    members = Memory.objects.filter(episode__in=sources)
     if source_kind:
-        links = links.filter(evidence_revision__source__kind=source_kind)
-    hit_links = links.order_by("id").values_list(
-        "memory_id", "memory_revision", "evidence_revision__source_id"
-    )
-    for memory_id, revision, source in hit_links:
-        if revision == revisions[memory_id]:
-            episode.setdefault(memory_id, source)  # the first source it rests on
-    members = (
-        MemoryEvidence.objects.filter(
-            evidence_revision__source_id__in=set(episode.values()), memory_revision=F("memory__revision")
-        )
-        .order_by(*EPISODE_ORDER)
-        .values_list("evidence_revision__source_id", "memory_id")[:MAX_EPISODE_ROWS]
-    )
-    chains: dict[uuid.UUID, dict[uuid.UUID, None]] = {}  # ordered sets: a memory may cite a source twice
-    for source, memory_id in members:
-        chains.setdefault(source, {})[memory_id] = None
-    return episode, {source: list(chain) for source, chain in chains.items()}
+        kind = EvidenceSource.objects.filter(id__in=sources, kind=source_kind).values("id")
+        members = members.filter(episode__in=kind)
+    chains: dict[uuid.UUID, list[uuid.UUID]] = {}
+    for source, memory_id in members.order_by(*EPISODE_ORDER).values_list("episode", "id")[:MAX_EPISODE_ROWS]:
+        chains.setdefault(source, []).append(memory_id)
+    return episode, chains

@@ -99,7 +99,7 @@ def first_stage(
     with_dense = bool(embedder.dimensions and dense_weight)
     if not query.strip() or not (with_dense or episode_weight):
         return None
-    columns = ["pk", "revision", "rank", *_POLICY_COLUMNS]
+    columns = ["pk", "revision", "rank", *_POLICY_COLUMNS, "episode"]
     if with_dense:
         vector = MemoryVector.objects.filter(
             memory=OuterRef("pk"), memory_revision=OuterRef("revision"), embedder=embedder.name
@@ -114,11 +114,11 @@ def first_stage(
     lexical = {pk: (rank / best if best > 0 else 0.0) for pk, rank in ranks.items()}
     stage = FirstStage(order=[], ranks=ranks, lexical_rows=len(rows))
     if with_dense:
-        with_vector = [row for row in rows if row[0] in raw and row[10] is not None]
+        with_vector = [row for row in rows if row[0] in raw and row[11] is not None]
         stage.dense = dict(
             zip(
                 [row[0] for row in with_vector],
-                similarities(query_vector(embedder.name, query), [row[10] for row in with_vector]),
+                similarities(query_vector(embedder.name, query), [row[11] for row in with_vector]),
                 strict=True,
             )
         )
@@ -150,7 +150,7 @@ def _spread(
     the turn right after a hit that asks, the ``episode`` weight otherwise.
     """
     beside = adjacent(
-        [Memory(id=row[0], revision=row[1]) for row in hits],
+        [Memory(id=row[0], revision=row[1], episode=row[10]) for row in hits],
         pool,
         source_kind=EvidenceSource.Kind.CONVERSATION,
     )

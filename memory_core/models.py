@@ -134,6 +134,10 @@ class Memory(models.Model):
     # a time without offset is UTC), else when it was submitted. Stored by the executor with the
     # content, so an episode is put in order by the database, not by parsing text per search.
     happened_at = models.DateTimeField(null=True, blank=True)
+    # The episode this revision belongs to: the first evidence source it rests on (a conversation
+    # session, a document), stored with the revision so a search finds a hit's neighbours from the
+    # memories table alone (``memory_core.episodes``).
+    episode = models.UUIDField(null=True, blank=True, editable=False)
     # What recall searches, stored so ranking never re-parses text. On PostgreSQL a trigger
     # (migration 0006) computes it from ``search.search_document()``; SQLite leaves it empty.
     # History rows carry their own, computed by their own trigger (migration 0020) from the
@@ -161,6 +165,12 @@ class Memory(models.Model):
                 fields=["tenant", "type", "updated_at", "id"],
                 condition=models.Q(state="active"),
                 name="memory_dormancy_idx",
+            ),
+            # An episode's memories in the order things happened (``memory_core.episodes``).
+            models.Index(
+                fields=["episode", "happened_at", "submission_index"],
+                condition=models.Q(episode__isnull=False),
+                name="memory_episode_idx",
             ),
             # The compaction sweep's path: a type's active memories counted per subject and scope
             # (and which of them may be members), from the index alone on PostgreSQL.

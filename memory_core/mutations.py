@@ -88,6 +88,8 @@ def create_memories(created: list[tuple[Memory, list[EvidenceRevision], str]]) -
     """
     if not created:
         return
+    for memory, evidence, _ in created:
+        _rest_on(memory, evidence)
     memories = [memory for memory, _, _ in created]
     links = [link for memory, evidence, _ in created for link in _evidence_links(memory, evidence)]
     run_together(
@@ -122,7 +124,9 @@ def update_memory(
     recall ``valid_at`` an earlier time still finds it.
     """
     superseded = memory.revision
+    cited = list(evidence)
     _assign(memory, changes, now)
+    _rest_on(memory, cited)
     if "content" in changes:
         memory.place_in_time()
     supersedes = "content" in changes and "valid_from" not in changes
@@ -136,7 +140,7 @@ def update_memory(
         Memory.history.filter(id=memory.id, revision=superseded).filter(
             Q(valid_to__isnull=True) | Q(valid_to__gt=now)
         ).update(valid_to=now)
-    _bind_evidence(memory, evidence)
+    _bind_evidence(memory, cited)
     return memory
 
 
@@ -165,6 +169,11 @@ def _assign(memory: Memory, fields: dict[str, Any], now: datetime) -> None:
             setattr(memory, name, value)
     if fields.get("ttl_seconds") and not fields.get("expires_at"):
         memory.expires_at = now + timedelta(seconds=fields["ttl_seconds"])
+
+
+def _rest_on(memory: Memory, evidence: list[EvidenceRevision]) -> None:
+    """Set the episode of the revision about to be written: the first source it rests on."""
+    memory.episode = evidence[0].source_id if evidence else None
 
 
 def _bind_evidence(memory: Memory, evidence: Iterable[EvidenceRevision]) -> None:

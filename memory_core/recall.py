@@ -61,6 +61,7 @@ WINDOW_COLUMNS = (
     "revision",
     "created_at",
     "updated_at",
+    "episode",
 )
 # The views ranking needs no content for: raw ranks on the window's BM25 rank and occurred_at
 # column, masked and metadata-only show no text to match; a summary view matches on its summary.
