@@ -10,7 +10,9 @@ scores, per group it contains, the group's IDF, times BM25's length
 normalisation (term frequency counts once: memories are short statements).
 
 PostgreSQL: stored ``search_vector`` under a GIN index (on memories and on their
-history rows, which point-in-time recall ranks), per-tenant document
+history rows, which point-in-time recall ranks; without GIN's pending list, so a
+search right after a large load reads the index, not an unsorted list: migration
+0023), its arithmetic in float8, per-tenant document
 frequencies and lengths of active memories kept by triggers (migration
 0009). Candidates come from the rarest groups first, until about
 ``CANDIDATES`` rows are selected (and never more than ``MAX_CANDIDATES``):
