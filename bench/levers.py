@@ -83,6 +83,8 @@ LEVERS: dict[str, LeverPatch] = {
     "answer-0.6": _weights(answer=0.6),
     "answer-1.0": _weights(answer=1.0),
     "spread-40": _constant("memory_core.first_stage", "SPREAD_HITS", 40),
+    "window-20": _constant("memory_core.recall", "WINDOW", 20),
+    "window-25": _constant("memory_core.recall", "WINDOW", 25),
     "dense-0.5": _weights(dense=0.5),
     "dense-1.0": _weights(dense=1.0),
     "dense-0.5-answer-1.0": _weights(dense=0.5, answer=1.0),
