@@ -123,7 +123,7 @@ class Stack:
             # Embedding yields the CPU to applies (nice): its vectors follow as the machine allows.
             name = f"bench-vectors-{os.getpid()}@%h"
             command = worker_command(name=name, concurrency=1, queues=("vectors",))
-            self.vectors = self._spawn("vectors", ["nice", "-n", "10", *command], "custodian_executor")
+            self.vectors = self._spawn("vectors", ["nice", "-n", "19", *command], "custodian_executor")
         if self.beat is None:
             self.beat = self._spawn(
                 "beat",

@@ -41,7 +41,7 @@ from executor.effects import (
 from executor.effects.register import lock_candidates
 from executor.models import Receipt
 from executor.revision_hashes import bind_memory_rows
-from memory_core.embeddings import active_embedder
+from memory_core.embeddings import embeds
 from memory_core.models import Memory
 from memory_core.mutations import create_memories, write_vectors
 from proposals.gates import failed_gates
@@ -316,7 +316,7 @@ def _embed(revised: list[Memory]) -> None:
     if settings.CUSTODIAN_VECTORS != "queued":
         write_vectors(revised)
         return
-    if not revised or not active_embedder().dimensions:
+    if not revised or not embeds():
         return
     revisions = [[str(memory.pk), memory.revision] for memory in revised]
     transaction.on_commit(lambda: current_app.send_task(EMBED_REVISIONS_TASK, args=[revisions]))

@@ -126,6 +126,11 @@ def active_embedder() -> Embedder:
     return _cached(getattr(settings, "CUSTODIAN_EMBEDDER", "none") or "none")
 
 
+def embeds() -> bool:
+    """Say whether an embedder is configured, without loading it (the executor only queues its work)."""
+    return (getattr(settings, "CUSTODIAN_EMBEDDER", "none") or "none") != "none"
+
+
 def embedded_text(content: dict) -> str:
     """What a revision is embedded from: the statement and the summary (what lexical search reads)."""
     content = content or {}

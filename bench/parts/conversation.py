@@ -19,7 +19,7 @@ from bench.parts.quality import _subject, turn_payloads
 from bench.parts.submit import wait_for_outbox
 from bench.world import grant_users, make_world
 from executor.models import Receipt
-from memory_core.embeddings import active_embedder
+from memory_core.embeddings import EMBEDDERS, embeds
 from memory_core.models import Memory, MemoryVector
 from proposals.models import OutboxEntry
 
@@ -63,7 +63,7 @@ def run(ctx: Context) -> dict:
 
 
 def _queued_vectors() -> bool:
-    return settings.CUSTODIAN_VECTORS == "queued" and bool(active_embedder().dimensions)
+    return settings.CUSTODIAN_VECTORS == "queued" and embeds()
 
 
 def _wait_for_outbox_sampling_vectors(tenant) -> int | None:
@@ -94,6 +94,10 @@ def _wait_for_vectors(tenant, started: float, timeout: float = 600) -> dict:
     }
 
 
+def _embedder_name() -> str:
+    return EMBEDDERS[settings.CUSTODIAN_EMBEDDER].name  # type: ignore[attr-defined]  # the class's, unloaded
+
+
 def _unvectored(tenant) -> int:
     memories = Memory.objects.filter(tenant=tenant).count()
-    return memories - MemoryVector.objects.filter(tenant=tenant, embedder=active_embedder().name).count()
+    return memories - MemoryVector.objects.filter(tenant=tenant, embedder=_embedder_name()).count()
