@@ -43,7 +43,7 @@ def change(agent, memory, verb: str, reviewers=()):
 
 
 def read_then_store(revisions, between) -> int:
-    """Read and embed ``revisions``, run ``between``, then store: the task's steps with a change in the gap."""
+    """Read and embed ``revisions``, run ``between``, then store: the task's steps with a change between."""
     memories = current_revisions(revisions)
     vectors = HashingEmbedder().embed([embedded_text(memory.content) for memory in memories])
     between()
