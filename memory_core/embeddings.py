@@ -13,8 +13,12 @@
                     fetched at run time. Optional: ``pip install -r requirements-dense.txt``
                     (torch, CPU).
 
-The executor embeds each revision it applies (``mutations.write_vectors``);
-recall embeds only the query. Vectors are stored as float32 bytes
+The executor embeds each revision it applies; recall embeds only the query.
+``CUSTODIAN_VECTORS=inline`` (default) embeds in the apply transaction
+(``mutations.write_vectors``); ``queued`` embeds in the ``executor.embed_revisions``
+task after the batch commits, so a slow embedder (MiniLM: about 250 turns a
+second on one core) never slows applies; its vector is stored only if the memory
+is still at the revision it was computed from (``mutations.store_vectors_if_current``). Vectors are stored as float32 bytes
 (``MemoryVector``) and compared by cosine in Python over the lexical window.
 """
 
