@@ -16,9 +16,10 @@
 The executor embeds each revision it applies; recall embeds only the query.
 ``CUSTODIAN_VECTORS=inline`` (default) embeds in the apply transaction
 (``mutations.write_vectors``); ``queued`` embeds in the ``executor.embed_revisions``
-task after the batch commits, so a slow embedder (MiniLM: about 250 turns a
-second on one core) never slows applies; its vector is stored only if the memory
-is still at the revision it was computed from (``mutations.store_vectors_if_current``). Vectors are stored as float32 bytes
+task after the batch commits, which keeps a slow embedder (MiniLM: about 250
+turns a second on one core) out of the apply transaction; its vector is stored
+only if the memory is still at the revision it was computed from
+(``mutations.store_vectors_if_current``). Vectors are stored as float32 bytes
 (``MemoryVector``) and compared by cosine in Python over the lexical window.
 """
 
