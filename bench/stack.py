@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 
 import psycopg
+from django.conf import settings
 
 from executor.worker import worker_command
 
@@ -64,6 +65,7 @@ class Stack:
         self.web: subprocess.Popen | None = None
         self.workers: list[subprocess.Popen] = []
         self.beat: subprocess.Popen | None = None
+        self.vectors: subprocess.Popen | None = None
         log_dir.mkdir(parents=True, exist_ok=True)
 
     def _spawn(self, name: str, command: list[str], role: str, **env: str) -> subprocess.Popen:
@@ -117,6 +119,11 @@ class Stack:
                     "custodian_executor",
                 )
             )
+        if self.vectors is None and settings.CUSTODIAN_VECTORS == "queued":
+            # Embedding yields the CPU to applies (nice): its vectors follow as the machine allows.
+            name = f"bench-vectors-{os.getpid()}@%h"
+            command = worker_command(name=name, concurrency=1, queues=("vectors",))
+            self.vectors = self._spawn("vectors", ["nice", "-n", "19", *command], "custodian_executor")
         if self.beat is None:
             self.beat = self._spawn(
                 "beat",
@@ -136,11 +143,13 @@ class Stack:
     def wait_until_workers_ready(self) -> None:
         for n in range(len(self.workers)):
             wait_for_log(self.log_dir / f"worker-{n}.log", " ready.")
+        if self.vectors:
+            wait_for_log(self.log_dir / "vectors.log", " ready.")
 
     def stop_workers(self) -> None:
-        for process in [*self.workers, *([self.beat] if self.beat else [])]:
+        for process in [*self.workers, *(p for p in (self.beat, self.vectors) if p)]:
             _stop(process)
-        self.workers, self.beat = [], None
+        self.workers, self.beat, self.vectors = [], None, None
 
     def stop_web(self) -> None:
         if self.web:

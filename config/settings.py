@@ -233,6 +233,9 @@ CUSTODIAN_READ_POLICY_FILE = Path(
 # Dense similarity for recall (memory_core.embeddings): none (default), hashing, or minilm
 # (optional install: requirements-dense.txt). Web and executor processes must use the same one.
 CUSTODIAN_EMBEDDER = os.environ.get("CUSTODIAN_EMBEDDER", "none")
+# When the executor embeds what it applies: "inline" (in the apply transaction) or "queued" (a task on
+# the "vectors" queue after the batch commits; the memory applies at once and its vector follows).
+CUSTODIAN_VECTORS = os.environ.get("CUSTODIAN_VECTORS", "inline")
 # What writes a compaction summary's content (memory_core.summaries); the default is a deterministic template.
 CUSTODIAN_SUMMARISER = os.environ.get("CUSTODIAN_SUMMARISER", "memory_core.summaries.TemplateSummariser")
 CUSTODIAN_POLICY_FILE = Path(
@@ -344,6 +347,7 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_DEFAULT_QUEUE = "executor"
 CELERY_TASK_ROUTES = {
+    "executor.embed_revisions": {"queue": "vectors"},  # embedding and applies never wait for each other
     "executor.*": {"queue": "executor"},
     "proposals.*": {"queue": "executor"},
     "notifications.*": {"queue": "notifications"},  # a slow receiver never holds up the executor

@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from celery import current_app
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -39,6 +41,7 @@ from executor.effects import (
 from executor.effects.register import lock_candidates
 from executor.models import Receipt
 from executor.revision_hashes import bind_memory_rows
+from memory_core.embeddings import embeds
 from memory_core.models import Memory
 from memory_core.mutations import create_memories, write_vectors
 from proposals.gates import failed_gates
@@ -301,10 +304,28 @@ def _check_gates(ctx: ApplyContext) -> Check | None:
     return Check(Outcome.GATE_FAILED, ",".join(failed)) if failed else None
 
 
+EMBED_REVISIONS_TASK = "executor.embed_revisions"  # sent by name: executor.tasks imports this module
+
+
+def _embed(revised: list[Memory]) -> None:
+    """Embed the revisions written now, or queue them for after commit (``CUSTODIAN_VECTORS``).
+
+    Queued, a dense embedder costs the apply transaction nothing: each memory is
+    applied at once and recall ranks it without the dense signal until its vector follows.
+    """
+    if settings.CUSTODIAN_VECTORS != "queued":
+        write_vectors(revised)
+        return
+    if not revised or not embeds():
+        return
+    revisions = [[str(memory.pk), memory.revision] for memory in revised]
+    transaction.on_commit(lambda: current_app.send_task(EMBED_REVISIONS_TASK, args=[revisions]))
+
+
 def _write(writes: Writes) -> list[Receipt]:
     """Write what the batch decided in bulk; return its receipts, appended to the chains."""
     create_memories(writes.created)
-    write_vectors(writes.revised)
+    _embed(writes.revised)
     record_executions(writes.executed)
     bind_memory_rows(writes.receipts)
     receipts = append_receipts(writes.receipts)

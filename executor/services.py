@@ -27,6 +27,8 @@ from executor.chain import append_receipt
 from executor.leases import give_back, holder, no_holder, reclaim_orphaned
 from executor.models import ChainVerification, Receipt, ReceiptChain
 from executor.verification import report_failure, verify_tenant
+from memory_core.embeddings import active_embedder, embedded_text
+from memory_core.mutations import current_revisions, store_vectors_if_current
 from proposals.models import OutboxEntry, Proposal
 from proposals.services.outbox import clear_nudge, enqueue, nudge_due, publish_nudge
 from telemetry.context import bound
@@ -292,6 +294,22 @@ def apply_nudged(*, worker: dict[str, Any]) -> int:
     if len(ids) >= size:
         nudge_due()
     return apply_entries(entry_ids=ids, worker=worker) if ids else 0
+
+
+def embed_revisions(*, revisions: list[tuple[Any, int]]) -> int:
+    """Embed applied memory revisions and store each vector only if its memory is still there.
+
+    The embedder runs outside any transaction; the store is a short one that
+    compares each revision under the row lock, so a vector never lands on a
+    later revision or a purged memory. Return how many were stored.
+    """
+    embedder = active_embedder()
+    memories = current_revisions(revisions) if embedder.dimensions else []
+    if not memories:
+        return 0
+    vectors = embedder.embed([embedded_text(memory.content) for memory in memories])
+    with transaction.atomic(durable=True):
+        return store_vectors_if_current(memories, vectors, embedder=embedder.name)
 
 
 def sweep_outbox() -> list[list[str]]:

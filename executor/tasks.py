@@ -12,6 +12,7 @@ from executor.services import (
     VERIFY_CHAIN_TASK,
     apply_entries,
     apply_nudged,
+    embed_revisions,
     lease_due_entries,
     run_chain_verification,
     sweep_outbox,
@@ -46,6 +47,12 @@ def apply_entries_task(self: Task, entry_ids: list[str]) -> None:
     apply_entries(entry_ids=entry_ids, worker=_identity(self))
     if len(entry_ids) >= settings.CUSTODIAN_EXECUTOR_BATCH:
         sweep_outbox_task.delay()
+
+
+@shared_task(name="executor.embed_revisions", acks_late=True, ignore_result=True)
+def embed_revisions_task(revisions: list[list[Any]]) -> None:
+    """Embed the revisions a committed batch applied (``CUSTODIAN_VECTORS=queued``)."""
+    embed_revisions(revisions=[(memory_id, revision) for memory_id, revision in revisions])
 
 
 @shared_task(name="executor.sweep_outbox", ignore_result=True)

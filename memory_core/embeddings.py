@@ -13,8 +13,13 @@
                     fetched at run time. Optional: ``pip install -r requirements-dense.txt``
                     (torch, CPU).
 
-The executor embeds each revision it applies (``mutations.write_vectors``);
-recall embeds only the query. Vectors are stored as float32 bytes
+The executor embeds each revision it applies; recall embeds only the query.
+``CUSTODIAN_VECTORS=inline`` (default) embeds in the apply transaction
+(``mutations.write_vectors``); ``queued`` embeds in the ``executor.embed_revisions``
+task after the batch commits, which keeps a slow embedder (MiniLM: about 250
+turns a second on one core) out of the apply transaction; its vector is stored
+only if the memory is still at the revision it was computed from
+(``mutations.store_vectors_if_current``). Vectors are stored as float32 bytes
 (``MemoryVector``) and compared by cosine in Python over the lexical window.
 """
 
@@ -124,6 +129,11 @@ def _cached(choice: str) -> Embedder:
 def active_embedder() -> Embedder:
     """Return the process's embedder (loaded once: the MiniLM model takes about a second)."""
     return _cached(getattr(settings, "CUSTODIAN_EMBEDDER", "none") or "none")
+
+
+def embeds() -> bool:
+    """Say whether an embedder is configured, without loading it (the executor only queues its work)."""
+    return (getattr(settings, "CUSTODIAN_EMBEDDER", "none") or "none") != "none"
 
 
 def embedded_text(content: dict) -> str:

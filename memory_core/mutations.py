@@ -18,7 +18,7 @@ from django.utils.dateparse import parse_datetime
 from core.history import history_statement
 from core.inserts import insert_statement, run_together
 from evidence.models import EvidenceRevision
-from memory_core.embeddings import active_embedder, embedded_text, pack
+from memory_core.embeddings import Vector, active_embedder, embedded_text, pack
 from memory_core.lifecycle import next_state
 from memory_core.models import (
     AccessEvent,
@@ -251,6 +251,44 @@ def write_vectors(memories: list[Memory]) -> int:
         for memory, vector in zip(wanted, vectors, strict=True)
     )
     return len(wanted)
+
+
+def current_revisions(revisions: list[tuple[Any, int]]) -> list[Memory]:
+    """Return the memories still at the given revisions (read without a lock: for embedding)."""
+    wanted = {(str(memory_id), revision) for memory_id, revision in revisions}
+    memories = Memory.objects.filter(pk__in={memory_id for memory_id, _ in wanted}).order_by("pk")
+    return [memory for memory in memories if (str(memory.pk), memory.revision) in wanted]
+
+
+def store_vectors_if_current(memories: list[Memory], vectors: list[Vector], *, embedder: str) -> int:
+    """Store each vector only if its memory is still at the revision it was computed from.
+
+    Compare-and-swap on the revision under the row lock: an update or purge that
+    committed since the text was read moved (or removed) the row, so its vector is
+    dropped; one that comes later waits for this transaction, and a purge's cascade
+    then removes the vector with the row. Return how many were stored.
+    """
+    computed = dict(zip(memories, vectors, strict=True))
+    locked = dict(
+        Memory.objects.select_for_update()
+        .filter(pk__in=[memory.pk for memory in memories])
+        .values_list("pk", "revision")
+    )
+    current = [memory for memory in computed if locked.get(memory.pk) == memory.revision]
+    MemoryVector.objects.bulk_create(
+        [
+            MemoryVector(
+                tenant_id=memory.tenant_id,
+                memory_id=memory.pk,
+                memory_revision=memory.revision,
+                embedder=embedder,
+                vector=pack(computed[memory]),
+            )
+            for memory in current
+        ],
+        ignore_conflicts=True,  # a redelivered task finds its vectors already there
+    )
+    return len(current)
 
 
 def purge_memory(*, memory: Memory, verb: str = "purge") -> tuple[dict[str, int], list[Any]]:

@@ -4,9 +4,13 @@ The turns of ``bench.conversations`` (one evidence source per session, one
 ``episodic_event`` per turn, as the quality part proposes them) go through
 POST /api/v1/proposals/batch, 500 per request from one client, while one
 executor worker applies them; the clock stops when the outbox is empty.
+With ``CUSTODIAN_VECTORS=queued`` and an embedder, it then also reports how far
+the vectors (written by their own worker) trail the applies.
 """
 
 import time
+
+from django.conf import settings
 
 from bench.client import ApiClient
 from bench.context import Context
@@ -15,6 +19,9 @@ from bench.parts.quality import _subject, turn_payloads
 from bench.parts.submit import wait_for_outbox
 from bench.world import grant_users, make_world
 from executor.models import Receipt
+from memory_core.embeddings import EMBEDDERS, embeds
+from memory_core.models import Memory, MemoryVector
+from proposals.models import OutboxEntry
 
 BATCH_SIZE = 500
 
@@ -40,8 +47,9 @@ def run(ctx: Context) -> dict:
             status, answer, _ = client.request("POST", "/api/v1/proposals/batch", {"items": items})
             accepted += answer["created"] if status == 200 else 0
         submitted = time.perf_counter() - started
-        wait_for_outbox(world.tenant)
+        backlog = _wait_for_outbox_sampling_vectors(world.tenant)
         applied_seconds = time.perf_counter() - started
+        vectors = _wait_for_vectors(world.tenant, started) if backlog is not None else {}
     finally:
         ctx.stack.stop_workers()
     return {
@@ -50,4 +58,46 @@ def run(ctx: Context) -> dict:
         "applied": Receipt.objects.filter(tenant=world.tenant, outcome="applied").count(),
         "submitted_seconds": round(submitted, 2),
         "submitted_to_all_applied_seconds": round(applied_seconds, 2),
+        **({"vector_backlog_max": backlog, **vectors} if backlog is not None else {}),
     }
+
+
+def _queued_vectors() -> bool:
+    return settings.CUSTODIAN_VECTORS == "queued" and embeds()
+
+
+def _wait_for_outbox_sampling_vectors(tenant) -> int | None:
+    """Wait for the outbox; with queued vectors, return the most memories ever applied without one."""
+    if not _queued_vectors():
+        wait_for_outbox(tenant)
+        return None
+    most = 0
+    while True:
+        done = not OutboxEntry.objects.filter(tenant=tenant).exclude(status__in=["done", "dead"]).exists()
+        most = max(most, _unvectored(tenant))
+        if done:
+            return most
+        time.sleep(0.5)
+
+
+def _wait_for_vectors(tenant, started: float, timeout: float = 600) -> dict:
+    """Wait until every applied memory has its vector; return when, and how long after the last apply."""
+    applied_at = time.perf_counter()
+    while _unvectored(tenant):
+        if time.perf_counter() - applied_at > timeout:
+            raise RuntimeError(f"vectors still missing after {timeout} s")
+        time.sleep(0.2)
+    now = time.perf_counter()
+    return {
+        "submitted_to_all_vectored_seconds": round(now - started, 2),
+        "vectors_after_last_apply_seconds": round(now - applied_at, 2),
+    }
+
+
+def _embedder_name() -> str:
+    return EMBEDDERS[settings.CUSTODIAN_EMBEDDER].name  # type: ignore[attr-defined]  # the class's, unloaded
+
+
+def _unvectored(tenant) -> int:
+    memories = Memory.objects.filter(tenant=tenant).count()
+    return memories - MemoryVector.objects.filter(tenant=tenant, embedder=_embedder_name()).count()

@@ -43,7 +43,8 @@ def test_the_executor_consumes_the_queues_and_flags_bin_run_all_gives_it():
     for flag in ("-Q", "-n", "--without-gossip", "--without-mingle"):
         assert flag in shlex.split(worker_line.replace('"', "")) and flag in command
     queues = shlex.split(worker_line.replace('"', ""))
-    assert command[command.index("-Q") + 1] == queues[queues.index("-Q") + 1] == "executor,notifications"
+    expected = "executor,notifications,vectors"
+    assert command[command.index("-Q") + 1] == queues[queues.index("-Q") + 1] == expected
     assert "beat" in SERVICES["beat"]["command"]
 
 
