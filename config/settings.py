@@ -348,6 +348,7 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_DEFAULT_QUEUE = "executor"
 CELERY_TASK_ROUTES = {
     "executor.embed_revisions": {"queue": "vectors"},  # embedding and applies never wait for each other
+    "executor.embed_missing": {"queue": "vectors"},
     "executor.*": {"queue": "executor"},
     "proposals.*": {"queue": "executor"},
     "notifications.*": {"queue": "notifications"},  # a slow receiver never holds up the executor
@@ -359,6 +360,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     "expire-reviews": {"task": "proposals.expire_reviews", "schedule": timedelta(minutes=1)},
     "retention-sweep": {"task": "proposals.retention_sweep", "schedule": timedelta(minutes=1)},
+    "embed-missing": {"task": "executor.embed_missing", "schedule": timedelta(minutes=10)},
     "dormancy-sweep": {"task": "proposals.dormancy_sweep", "schedule": timedelta(hours=1)},
     "dreaming-pass": {"task": "proposals.dreaming_pass", "schedule": timedelta(hours=6)},
     "compaction-sweep": {"task": "proposals.compaction_sweep", "schedule": timedelta(hours=1)},

@@ -27,8 +27,9 @@ from executor.chain import append_receipt
 from executor.leases import give_back, holder, no_holder, reclaim_orphaned
 from executor.models import ChainVerification, Receipt, ReceiptChain
 from executor.verification import report_failure, verify_tenant
-from memory_core.embeddings import active_embedder, embedded_text
+from memory_core.embeddings import active_embedder, embedded_text, embeds
 from memory_core.mutations import current_revisions, store_vectors_if_current
+from memory_core.selectors import revisions_without_vector
 from proposals.models import OutboxEntry, Proposal
 from proposals.services.outbox import clear_nudge, enqueue, nudge_due, publish_nudge
 from telemetry.context import bound
@@ -42,6 +43,9 @@ Outcome = Receipt.Outcome
 # below the task's soft time limit.
 OUTAGE_WAIT_SECONDS = 30
 VERIFY_CHAIN_TASK = "executor.verify_chain"  # sent by name: executor.tasks imports this module
+# The catch-up for lost vector tasks: revisions unchanged this long, this many a run.
+MISSING_VECTORS_SETTLED = 300.0
+MISSING_VECTORS_LIMIT = 500
 _SHUTDOWN = ("57P01", "57P02", "57P03")  # admin_shutdown, crash_shutdown, cannot_connect_now
 
 
@@ -310,6 +314,23 @@ def embed_revisions(*, revisions: list[tuple[Any, int]]) -> int:
     vectors = embedder.embed([embedded_text(memory.content) for memory in memories])
     with transaction.atomic(durable=True):
         return store_vectors_if_current(memories, vectors, embedder=embedder.name)
+
+
+def embed_missing(
+    *, settled_seconds: float = MISSING_VECTORS_SETTLED, limit: int = MISSING_VECTORS_LIMIT
+) -> int:
+    """Embed current revisions left without a vector: the catch-up for a vector task that was lost.
+
+    With ``CUSTODIAN_VECTORS=queued`` a vector is sent as a task after the batch
+    commits; a broker down at that moment loses the message, not the memory. Only
+    revisions that have settled (no change for ``settled_seconds``) are taken, so a
+    task still in flight is not doubled. Return how many were stored.
+    """
+    if settings.CUSTODIAN_VECTORS != "queued" or not embeds():
+        return 0
+    settled = timezone.now() - timedelta(seconds=settled_seconds)
+    rows = revisions_without_vector(embedder=active_embedder().name).filter(updated_at__lt=settled)
+    return embed_revisions(revisions=list(rows.values_list("pk", "revision")[:limit]))
 
 
 def sweep_outbox() -> list[list[str]]:

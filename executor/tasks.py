@@ -12,6 +12,7 @@ from executor.services import (
     VERIFY_CHAIN_TASK,
     apply_entries,
     apply_nudged,
+    embed_missing,
     embed_revisions,
     lease_due_entries,
     run_chain_verification,
@@ -53,6 +54,12 @@ def apply_entries_task(self: Task, entry_ids: list[str]) -> None:
 def embed_revisions_task(revisions: list[list[Any]]) -> None:
     """Embed the revisions a committed batch applied (``CUSTODIAN_VECTORS=queued``)."""
     embed_revisions(revisions=[(memory_id, revision) for memory_id, revision in revisions])
+
+
+@shared_task(name="executor.embed_missing", ignore_result=True)
+def embed_missing_task() -> int:
+    """Embed the settled revisions still without a vector (a lost ``embed_revisions`` message)."""
+    return embed_missing()
 
 
 @shared_task(name="executor.sweep_outbox", ignore_result=True)

@@ -1,9 +1,9 @@
 """Reads of memories, always within the caller's tenant."""
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
 from core.errors import NotFound
-from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryLineage
+from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryLineage, MemoryVector
 
 
 class MemoryNotFound(NotFound):
@@ -52,3 +52,11 @@ def lineage_of(*, memory: Memory) -> list[dict]:
     """The source revisions a compaction summary was derived from (empty for any other memory)."""
     rows = MemoryLineage.objects.filter(tenant_id=memory.tenant_id, successor=memory).order_by("source_id")
     return [{"memory_id": str(row.source_id), "revision": row.source_revision} for row in rows]
+
+
+def revisions_without_vector(*, embedder: str) -> QuerySet[Memory]:
+    """Memories not deleted whose current revision has no vector from ``embedder``, in id order."""
+    vector = MemoryVector.objects.filter(
+        memory=OuterRef("pk"), memory_revision=OuterRef("revision"), embedder=embedder
+    )
+    return Memory.objects.exclude(state=Memory.State.DELETED).filter(~Exists(vector)).order_by("pk")

@@ -6,12 +6,15 @@ leaves a vector for text the memory no longer says. Run with the hashing
 embedder, which needs no optional install.
 """
 
+from datetime import timedelta
+
 import pytest
 from django.db import transaction
+from django.utils import timezone
 
-from executor.services import embed_revisions
+from executor.services import MISSING_VECTORS_SETTLED, embed_missing, embed_revisions
 from memory_core.embeddings import HashingEmbedder, active_embedder, embedded_text, unpack
-from memory_core.models import MemoryVector
+from memory_core.models import Memory, MemoryVector
 from memory_core.mutations import current_revisions, store_vectors_if_current
 from tests.database_scan import tables_holding
 from tests.factories import apply_released, approve, make_person, owner_context, submit
@@ -104,3 +107,26 @@ def test_minilm_queued_stores_the_models_vector_of_the_applied_text(settings, ag
     assert stored.embedder == "all-minilm-l6-v2"
     expected = active_embedder().embed([applied_memory.content["statement"]])[0]
     assert unpack(stored.vector) == pytest.approx(expected, abs=1e-5)
+
+
+def backdate(memory, seconds: float) -> None:
+    Memory.objects.filter(pk=memory.pk).update(updated_at=timezone.now() - timedelta(seconds=seconds))
+
+
+def test_a_lost_vector_task_is_caught_up_once_the_revision_has_settled(queued, agent, applied_memory_factory):
+    settled, fresh = applied_memory_factory(agent), applied_memory_factory(agent)
+    backdate(settled, MISSING_VECTORS_SETTLED + 60)
+    assert not MemoryVector.objects.exists()  # the task carrying their vectors never ran
+    assert embed_missing() == 1
+    assert list(MemoryVector.objects.values_list("memory_id", "memory_revision")) == [(settled.pk, 1)]
+    assert embed_missing() == 0  # a vector once stored is not asked for again
+    backdate(fresh, MISSING_VECTORS_SETTLED + 60)
+    assert embed_missing() == 1
+
+
+def test_the_catch_up_does_nothing_when_vectors_are_written_inline(settings, agent, applied_memory):
+    settings.CUSTODIAN_EMBEDDER = "hashing"
+    MemoryVector.objects.all().delete()  # as if applied before the embedder was configured
+    backdate(applied_memory, MISSING_VECTORS_SETTLED + 60)
+    assert embed_missing() == 0  # inline: ``embed_memories`` is the way to fill them in
+    assert not MemoryVector.objects.exists()

@@ -11,11 +11,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 from django.db import transaction
-from django.db.models import Exists, OuterRef
 
 from memory_core.embeddings import active_embedder
-from memory_core.models import Memory, MemoryVector
+from memory_core.models import Memory
 from memory_core.mutations import write_vectors
+from memory_core.selectors import revisions_without_vector
 
 BATCH = 100
 
@@ -28,15 +28,7 @@ class Command(BaseCommand):
         if not embedder.dimensions:
             self.stdout.write("CUSTODIAN_EMBEDDER is none: nothing to embed")
             return
-        vector = MemoryVector.objects.filter(
-            memory=OuterRef("pk"), memory_revision=OuterRef("revision"), embedder=embedder.name
-        )
-        missing = (
-            Memory.objects.exclude(state=Memory.State.DELETED)
-            .filter(~Exists(vector))
-            .order_by("pk")
-            .values_list("pk", flat=True)
-        )
+        missing = revisions_without_vector(embedder=embedder.name).values_list("pk", flat=True)
         ids, stored = list(missing), 0
         for start in range(0, len(ids), BATCH):
             with transaction.atomic():
