@@ -15,7 +15,11 @@ reordered here by two signals besides their BM25 (relative to the best):
   The turn right after a hit that asks something (its last sentence ends
   in "?") is that question's likely answer, and takes the ``answer`` weight
   instead: in a conversation, what a question's words are about is said in
-  the reply.
+  the reply;
+- **coverage**: each turn takes the share of the question its episode's turns
+  hold between them (``memory_core.coverage``), so the session where the
+  question's person and subject both come up lifts its turns above a lone
+  word match in someone else's chat.
 
 Only a hit the read policy serves ``raw`` gives a neighbour anything, and only
 a candidate served ``raw`` gets a dense value, so hidden text never moves an
@@ -28,10 +32,12 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from django.db import connection
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.db.models.fields.json import KeyTextTransform
 
 from evidence.models import EvidenceSource
+from memory_core import coverage as episode_coverage
 from memory_core.embeddings import active_embedder, query_vector, similarities
 from memory_core.episodes import adjacent
 from memory_core.models import Memory, MemoryVector
@@ -72,6 +78,7 @@ class FirstStage:
     lexical_rows: int  # how many of ``order`` came from the lexical candidates (the rest: neighbours)
     spread: dict[uuid.UUID, Spread] = field(default_factory=dict)
     dense: dict[uuid.UUID, float] = field(default_factory=dict)
+    coverage: dict[uuid.UUID, float] = field(default_factory=dict)
 
     @property
     def added(self) -> list[uuid.UUID]:
@@ -87,26 +94,34 @@ def first_stage(
     policy: ReadPolicy,
     context: dict,
     weights: "RankingWeights",
+    tenant_id=None,
 ) -> FirstStage | None:
     """Reorder the first ``POOL`` lexical candidates; None when there is nothing to reorder by.
 
-    One query (ids, BM25, what the policy decides on and, with an embedder,
-    each candidate's vector for its exact revision), plus the four of placing
-    the best hits in their episodes and reading which of them ask.
+    One query (ids, BM25, what the policy decides on, the word groups each
+    holds and, with an embedder, each candidate's vector for its exact
+    revision), plus the four of placing the best hits in their episodes and
+    reading which of them ask, and one for the words' IDF.
     """
     dense_weight, episode_weight = weights.dense, weights.episode
     embedder = active_embedder()
     with_dense = bool(embedder.dimensions and dense_weight)
-    if not query.strip() or not (with_dense or episode_weight):
+    if not query.strip() or not (with_dense or episode_weight or weights.coverage):
         return None
     columns = ["pk", "revision", "rank", *_POLICY_COLUMNS, "episode"]
+    groups = episode_coverage.word_groups(query, tenant_id) if weights.coverage else None
+    in_sql = bool(groups and groups.stems and connection.vendor == "postgresql")
     if with_dense:
         vector = MemoryVector.objects.filter(
             memory=OuterRef("pk"), memory_revision=OuterRef("revision"), embedder=embedder.name
         ).values("vector")[:1]
         candidates = candidates.annotate(dense_vector=Subquery(vector))
         columns.append("dense_vector")
+    if in_sql and groups:
+        candidates = episode_coverage.with_held_groups(candidates, groups)
+        columns.append("held")
     rows = list(candidates.values_list(*columns)[:POOL])
+    held = columns.index("held") if in_sql else None
     decided: dict[tuple, bool] = {}  # a handful of distinct (sensitivity, scope, …, subject) per search
     raw = {row[0] for row in rows if _decided_raw(policy, tuple(row[3:10]), context, decided)}
     ranks = {row[0]: float(row[2] or 0.0) for row in rows}
@@ -130,15 +145,27 @@ def first_stage(
         )
     else:
         share = {}
+    if groups and groups.stems:
+        turns = [row for row in rows if row[0] in raw and row[5] == Memory.Type.EPISODIC_EVENT and row[10]]
+        stage.coverage = _coverage(turns, groups, held)
     keys = {
         pk: lexical.get(pk, 0.0)
         + dense_weight * stage.dense.get(pk, 0.0)
         + (share[stage.spread[pk].answers] * stage.spread[pk].value if pk in stage.spread else 0.0)
+        + weights.coverage * stage.coverage.get(pk, 0.0)
         for pk in [*ranks, *(pk for pk in stage.spread if pk not in ranks)]
     }
     position = {pk: n for n, pk in enumerate(keys)}  # ties keep BM25 order, neighbours after
     stage.order = sorted(keys, key=lambda pk: (-keys[pk], position[pk]))
     return stage
+
+
+def _coverage(turns: list[tuple], groups, held: int | None) -> dict[uuid.UUID, float]:
+    """Each raw turn's episode coverage, from the groups the query read (``held``) or from its text."""
+    if held is not None:
+        return episode_coverage.coverage([(row[0], row[10], row[held]) for row in turns], groups)
+    bits, groups = episode_coverage.held_in_text([row[0] for row in turns], groups)
+    return episode_coverage.coverage([(row[0], row[10], bits.get(row[0], 0)) for row in turns], groups)
 
 
 def _spread(

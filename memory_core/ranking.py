@@ -73,6 +73,7 @@ class RankingWeights:
     dense: float = 0.0  # cosine with the query, when an embedder is configured (0 before 2026-12-15.1)
     episode: float = 0.0  # the lexical value of an adjacent hit in the episode (0 before 2026-12-22.1)
     answer: float = 0.0  # instead of ``episode`` for the reply to a hit that asks (0 before 2026-12-29.1)
+    coverage: float = 0.0  # the share of the query its episode's raw turns hold (0 before 2027-01-05.1)
 
 
 _FIRST = RankingWeights(
@@ -89,8 +90,9 @@ _FIRST = RankingWeights(
 _DENSE = replace(_FIRST, version="2026-12-15.1", dense=0.25)
 _EPISODE = replace(_DENSE, version="2026-12-22.1", episode=0.5, recency=0.0)
 _ANSWER = replace(_EPISODE, version="2026-12-29.1", answer=0.75, dense=0.5)
-WEIGHTS = {weights.version: weights for weights in (_FIRST, _DENSE, _EPISODE, _ANSWER)}
-DEFAULT_VERSION = "2026-12-29.1"
+_COVERAGE = replace(_ANSWER, version="2027-01-05.1", coverage=0.5)
+WEIGHTS = {weights.version: weights for weights in (_FIRST, _DENSE, _EPISODE, _ANSWER, _COVERAGE)}
+DEFAULT_VERSION = "2027-01-05.1"
 
 
 @dataclass(frozen=True)
@@ -224,6 +226,10 @@ def rerank(window: list[Memory], rules: list[ReadRule], search: SearchRanking) -
         signals["episode"] = (
             beside.value if beside else 0.0,
             type_weights.answer if answers else type_weights.episode,
+        )
+        signals["coverage"] = (
+            search.stage.coverage.get(memory.id, 0.0) if search.stage else 0.0,
+            type_weights.coverage,
         )
         level = levels[memory.id]
         notes = {

@@ -159,6 +159,7 @@ def recall(
             policy=policy,
             context=context,
             weights=weights.default,
+            tenant_id=agent.tenant_id,
         )
     search = SearchRanking(query.text, weights, agent.tenant_id, registration, query.valid_at, first)
     rows: list[Scored] = []

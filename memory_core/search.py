@@ -236,6 +236,16 @@ def _python(memories: QuerySet, groups: list[tuple[str, ...]]) -> QuerySet:
     )
 
 
+def stems_of(forms) -> set[str]:
+    """The stems of a group's forms: how the search index holds them."""
+    return {_stem(form) for form in forms}
+
+
+def text_stems(text: str) -> set[str]:
+    """The stems of a text's meaningful words (as the SQLite ranking reads a memory)."""
+    return {_stem(word) for word in _WORD.findall(text.lower()) if word not in STOP_WORDS}
+
+
 def visible_match(text: str, groups: list[tuple[str, ...]]) -> float:
     """Share of the query's word groups found (by stem) in ``text``: lexical match on a shown text."""
     if not groups or not text:
