@@ -11,7 +11,17 @@ from memory_core.models import AccessEvent, MemoryReads
 from memory_core.ranking import DEFAULT_VERSION
 from provenance.services import invalidate_evidence_revision
 
-SIGNALS = {"lexical", "dense", "episode", "recency", "validity", "corroboration", "activation", "feedback"}
+SIGNALS = {
+    "lexical",
+    "dense",
+    "episode",
+    "coverage",
+    "recency",
+    "validity",
+    "corroboration",
+    "activation",
+    "feedback",
+}
 
 
 def search(api, query="", **body) -> dict:
