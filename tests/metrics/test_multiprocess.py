@@ -127,9 +127,15 @@ def test_counts_from_web_workers_and_the_executor_add_up_in_one_scrape(agent, tm
             )
             assert answer.status_code == 201, answer.text
             ids.append(answer.json()["id"])
-        wait_until(lambda: Receipt.objects.filter(proposal_id__in=ids).count() == SUBMITS, what="receipts")
+        # Generous: on the embedded broker a loaded two-core machine took over a minute.
+        wait_until(
+            lambda: Receipt.objects.filter(proposal_id__in=ids).count() == SUBMITS,
+            timeout=180,
+            what="receipts",
+        )
         wait_until(
             lambda: scrape(base).value("custodian_receipts_total", outcome="applied") == SUBMITS,
+            timeout=180,
             what="the executor's counts in the scrape",
         )
         found = scrape(base)
