@@ -2,7 +2,7 @@
 
 Windows are reranked one at a time, so what decides which memories ever reach
 a window decides what can be served. The first ``POOL`` lexical candidates are
-reordered here by two signals besides their BM25 (relative to the best):
+reordered here by three signals besides their BM25 (relative to the best):
 
 - **dense**: with an embedder, the cosine of the query's vector with the
   candidate's revision vector, so a memory that words rank 150th (it shares
@@ -22,9 +22,9 @@ reordered here by two signals besides their BM25 (relative to the best):
   word match in someone else's chat.
 
 Only a hit the read policy serves ``raw`` gives a neighbour anything, and only
-a candidate served ``raw`` gets a dense value, so hidden text never moves an
-item; the signals go on to the windows (``ranking.rerank``), where each item's
-explanation shows them.
+a candidate served ``raw`` gets a dense or coverage value (or holds words for
+its episode), so hidden text never moves an item; the signals go on to the
+windows (``ranking.rerank``), where each item's explanation shows them.
 """
 
 import re
