@@ -85,7 +85,7 @@ def test_a_masked_turn_holds_no_words_for_its_session(chats, api):
     assert 0 < signals[str(answer.id)]["coverage"]["value"] < 1  # its session holds "Matthew" only
 
 
-def test_memories_outside_a_conversation_take_no_coverage(api, remember):
+def test_memories_that_are_not_events_take_no_coverage(api, remember):
     memory = remember("Matthew lives in Fairview")
     body = search(api, QUERY)
     assert explained(body)[str(memory.id)]["coverage"]["value"] == 0.0
