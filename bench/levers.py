@@ -8,8 +8,9 @@ calls it (the tenant's agent, its bound policy context, ``limit`` 10), each in
 a transaction rolled back afterwards, so no read of one question moves the
 ranking of the next. A lever is a named override of the ranking weights or of a
 first-stage constant (``LEVERS``); the report is recall@10 per question kind
-for each, beside the default. This measures what a lever gains on sets we may
-tune on; the hidden real-conversation sets judge it.
+and the questions answered with nothing, for each, beside the default. This
+measures what a lever gains on sets we may tune on; the hidden
+real-conversation sets judge it.
 """
 
 import argparse
@@ -81,6 +82,7 @@ LEVERS: dict[str, LeverPatch] = {
     "default": contextlib.nullcontext,
     "2026-12-22.1": _version("2026-12-22.1"),
     "2026-12-29.1": _version("2026-12-29.1"),
+    "2027-01-05.1": _version("2027-01-05.1"),
     "answer-0.6": _weights(answer=0.6),
     "answer-1.0": _weights(answer=1.0),
     "spread-40": _constant("memory_core.first_stage", "SPREAD_HITS", 40),
@@ -89,6 +91,8 @@ LEVERS: dict[str, LeverPatch] = {
     "coverage-0.25": _weights(coverage=0.25),
     "coverage-0.75": _weights(coverage=0.75),
     "coverage-1.0": _weights(coverage=1.0),
+    "subject-0.5": _weights(subject=0.5),
+    "subject-1.5": _weights(subject=1.5),
     "dense-0.5": _weights(dense=0.5),
     "dense-1.0": _weights(dense=1.0),
     "dense-0.5-answer-1.0": _weights(dense=0.5, answer=1.0),
@@ -124,7 +128,7 @@ def _measure_set(name: str, levers: list[str], every: int) -> None:
     questions = dataset.questions[:: every or 1]
     kinds = sorted({question.category for question in questions})
     print(f"\n{name}: {len(questions)} questions, {len(keys)} memories")
-    print(f"{'lever':<24} {'all':>6} " + " ".join(f"{kind[:11]:>11}" for kind in kinds) + "   p50 ms")
+    print(f"{'lever':<24} {'all':>6} " + " ".join(f"{kind[:11]:>11}" for kind in kinds) + "   zero   p50 ms")
     for lever in levers:
         with LEVERS[lever]():
             answers, seconds = _ask(tenant, questions, keys)
@@ -132,7 +136,8 @@ def _measure_set(name: str, levers: list[str], every: int) -> None:
         seconds.sort()
         cells = " ".join(f"{table[kind]['recall@10']:>11.3f}" for kind in kinds)
         p50 = seconds[len(seconds) // 2] * 1000
-        print(f"{lever:<24} {table['all']['recall@10']:>6.3f} {cells}   {p50:.0f}")
+        zero = sum(not served for served in answers)
+        print(f"{lever:<24} {table['all']['recall@10']:>6.3f} {cells}   {zero:>4}   {p50:.0f}")
         sys.stdout.flush()
 
 

@@ -33,11 +33,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from django.db import connection
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import F, FloatField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.fields.json import KeyTextTransform
 
 from evidence.models import EvidenceSource
 from memory_core import coverage as episode_coverage
+from memory_core import subjects
 from memory_core.embeddings import active_embedder, query_vector, similarities
 from memory_core.episodes import adjacent
 from memory_core.models import Memory, MemoryVector
@@ -79,6 +80,7 @@ class FirstStage:
     spread: dict[uuid.UUID, Spread] = field(default_factory=dict)
     dense: dict[uuid.UUID, float] = field(default_factory=dict)
     coverage: dict[uuid.UUID, float] = field(default_factory=dict)
+    subject: dict[uuid.UUID, float] = field(default_factory=dict)
 
     @property
     def added(self) -> list[uuid.UUID]:
@@ -106,24 +108,39 @@ def first_stage(
     dense_weight, episode_weight = weights.dense, weights.episode
     embedder = active_embedder()
     with_dense = bool(embedder.dimensions and dense_weight)
-    if not query.strip() or not (with_dense or episode_weight or weights.coverage):
+    if not query.strip() or not (with_dense or episode_weight or weights.coverage or weights.subject):
         return None
     columns = ["pk", "revision", "rank", *_POLICY_COLUMNS, "episode"]
-    groups = episode_coverage.word_groups(query, tenant_id) if weights.coverage else None
-    in_sql = bool(groups and groups.stems and connection.vendor == "postgresql")
+    wants_groups = weights.coverage or weights.subject
+    groups = episode_coverage.word_groups(query, tenant_id) if wants_groups else None
+    groups = groups if groups and groups.stems else None
+    in_sql = bool(groups and connection.vendor == "postgresql")
+    vector = None
     if with_dense:
         vector = MemoryVector.objects.filter(
             memory=OuterRef("pk"), memory_revision=OuterRef("revision"), embedder=embedder.name
         ).values("vector")[:1]
-        candidates = candidates.annotate(dense_vector=Subquery(vector))
         columns.append("dense_vector")
-    if in_sql and groups:
-        candidates = episode_coverage.with_held_groups(candidates, groups)
+    if in_sql:
         columns.append("held")
-    rows = list(candidates.values_list(*columns)[:POOL])
+
+    def read(rows: QuerySet) -> list[tuple]:
+        if vector is not None:
+            rows = rows.annotate(dense_vector=Subquery(vector))
+        if in_sql and groups:
+            rows = episode_coverage.with_held_groups(rows, groups)
+        return list(rows.values_list(*columns)[:POOL])
+
+    rows = read(candidates)
     held = columns.index("held") if in_sql else None
     decided: dict[tuple, bool] = {}  # a handful of distinct (sensitivity, scope, …, subject) per search
+    standing_in = bool(not rows and groups and weights.subject)
+    if standing_in:  # no word matched: the memories of the people the question names
+        rows = read(_named_subjects(pool, groups))
     raw = {row[0] for row in rows if _decided_raw(policy, tuple(row[3:10]), context, decided)}
+    named = _named([row for row in rows if row[0] in raw], groups) if groups and weights.subject else {}
+    if standing_in:
+        rows = [row for row in rows if named.get(row[0])]
     ranks = {row[0]: float(row[2] or 0.0) for row in rows}
     best = max(ranks.values(), default=0.0)
     lexical = {pk: (rank / best if best > 0 else 0.0) for pk, rank in ranks.items()}
@@ -145,14 +162,17 @@ def first_stage(
         )
     else:
         share = {}
-    if groups and groups.stems:
-        turns = [row for row in rows if row[0] in raw and row[5] == Memory.Type.EPISODIC_EVENT and row[10]]
-        stage.coverage = _coverage(turns, groups, held)
+    if groups:
+        stage.subject = {pk: groups.share(bits) for pk, bits in named.items() if bits}
+        if weights.coverage:
+            turns = [row for row in rows if row[0] in raw and row[5] == Memory.Type.EPISODIC_EVENT]
+            stage.coverage = _coverage([row for row in turns if row[10]], groups, held, named)
     keys = {
         pk: lexical.get(pk, 0.0)
         + dense_weight * stage.dense.get(pk, 0.0)
         + (share[stage.spread[pk].answers] * stage.spread[pk].value if pk in stage.spread else 0.0)
         + weights.coverage * stage.coverage.get(pk, 0.0)
+        + weights.subject * stage.subject.get(pk, 0.0)
         for pk in [*ranks, *(pk for pk in stage.spread if pk not in ranks)]
     }
     position = {pk: n for n, pk in enumerate(keys)}  # ties keep BM25 order, neighbours after
@@ -160,12 +180,31 @@ def first_stage(
     return stage
 
 
-def _coverage(turns: list[tuple], groups, held: int | None) -> dict[uuid.UUID, float]:
-    """Each raw turn's episode coverage, from the groups the query read (``held``) or from its text."""
+def _named_subjects(pool: QuerySet, groups) -> QuerySet:
+    """``subjects.named_subjects`` read as candidates are: BM25 0, the search vector as ``document``."""
+    rows = subjects.named_subjects(pool, groups).annotate(rank=Value(0.0, output_field=FloatField()))
+    return rows.alias(document=F("search_vector")) if connection.vendor == "postgresql" else rows
+
+
+def _named(rows: list[tuple], groups) -> dict[uuid.UUID, int]:
+    """The word groups each row's subject names (each distinct subject id read once)."""
+    by_subject: dict[str, int] = {}
+    for row in rows:
+        if row[8] not in by_subject:
+            by_subject[row[8]] = subjects.named_by(row[8], groups)
+    return {row[0]: by_subject[row[8]] for row in rows}
+
+
+def _coverage(turns: list[tuple], groups, held: int | None, named: dict) -> dict[uuid.UUID, float]:
+    """Each raw turn's episode coverage, from the groups the query read (``held``) or from its text,
+    and those its subject names."""
     if held is not None:
-        return episode_coverage.coverage([(row[0], row[10], row[held]) for row in turns], groups)
-    bits, groups = episode_coverage.held_in_text([row[0] for row in turns], groups)
-    return episode_coverage.coverage([(row[0], row[10], bits.get(row[0], 0)) for row in turns], groups)
+        bits = {row[0]: row[held] for row in turns}
+    else:
+        bits, groups = episode_coverage.held_in_text([row[0] for row in turns], groups)
+    return episode_coverage.coverage(
+        [(row[0], row[10], bits.get(row[0], 0) | named.get(row[0], 0)) for row in turns], groups
+    )
 
 
 def _spread(

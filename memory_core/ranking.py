@@ -74,6 +74,7 @@ class RankingWeights:
     episode: float = 0.0  # the lexical value of an adjacent hit in the episode (0 before 2026-12-22.1)
     answer: float = 0.0  # instead of ``episode`` for the reply to a hit that asks (0 before 2026-12-29.1)
     coverage: float = 0.0  # the share of the query its episode's raw turns hold (0 before 2027-01-05.1)
+    subject: float = 0.0  # the share of the query the memory's subject id names (0 before 2027-01-12.1)
 
 
 _FIRST = RankingWeights(
@@ -91,8 +92,9 @@ _DENSE = replace(_FIRST, version="2026-12-15.1", dense=0.25)
 _EPISODE = replace(_DENSE, version="2026-12-22.1", episode=0.5, recency=0.0)
 _ANSWER = replace(_EPISODE, version="2026-12-29.1", answer=0.75, dense=0.5)
 _COVERAGE = replace(_ANSWER, version="2027-01-05.1", coverage=0.5)
-WEIGHTS = {weights.version: weights for weights in (_FIRST, _DENSE, _EPISODE, _ANSWER, _COVERAGE)}
-DEFAULT_VERSION = "2027-01-05.1"
+_SUBJECT = replace(_COVERAGE, version="2027-01-12.1", subject=1.0)
+WEIGHTS = {weights.version: weights for weights in (_FIRST, _DENSE, _EPISODE, _ANSWER, _COVERAGE, _SUBJECT)}
+DEFAULT_VERSION = "2027-01-12.1"
 
 
 @dataclass(frozen=True)
@@ -230,6 +232,10 @@ def rerank(window: list[Memory], rules: list[ReadRule], search: SearchRanking) -
         signals["coverage"] = (
             search.stage.coverage.get(memory.id, 0.0) if search.stage else 0.0,
             type_weights.coverage,
+        )
+        signals["subject"] = (
+            search.stage.subject.get(memory.id, 0.0) if search.stage else 0.0,
+            type_weights.subject,
         )
         level = levels[memory.id]
         notes = {

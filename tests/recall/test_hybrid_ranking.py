@@ -16,6 +16,7 @@ SIGNALS = {
     "dense",
     "episode",
     "coverage",
+    "subject",
     "recency",
     "validity",
     "corroboration",

@@ -1,0 +1,104 @@
+"""The question's person: a memory whose subject the question names is lifted, and stands in when
+no word matches.
+
+A client that files each speaker's turns under their own subject
+("c1-caroline") says who said a turn without writing "Caroline:" into it.
+"What job does Caroline have?" should then serve Caroline's turn about her
+job above Melanie's, and "Who is Caroline employed by?" (no word of which any
+turn says) should serve Caroline's memories rather than nothing. Only
+memories served ``raw`` take a value or stand in.
+"""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from memory_core.ranking import DEFAULT_VERSION, WEIGHTS
+from tests.factories import make_evidence
+
+SUBJECT = WEIGHTS[DEFAULT_VERSION].subject
+CAROLINE = {"kind": "user", "id": "c1-caroline"}
+MELANIE = {"kind": "user", "id": "c1-melanie"}
+
+
+def search(api, query, **body) -> dict:
+    response = api.post("/api/v1/recall/search", {"query": query, **body}, format="json")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def served(body: dict) -> list[str]:
+    return [item["memory"]["memory_id"] for item in body["results"]]
+
+
+def item_of(body: dict, memory) -> dict:
+    return next(item for item in body["results"] if item["memory"]["memory_id"] == str(memory.id))
+
+
+@pytest.fixture
+def chat(agent, remember):
+    """One session: Melanie's job turn (shorter, so BM25 prefers it) and Caroline's."""
+    session = make_evidence(agent.agent, kind="conversation")
+
+    def turn(statement, subject, **fields):
+        return remember(statement, type="episodic_event", evidence=session, subject=subject, **fields)
+
+    return turn
+
+
+def test_the_named_persons_memory_comes_first_and_says_why(chat, api):
+    hers = chat("I started the new job at the shelter last week, long days", CAROLINE)
+    other = chat("My job is fine", MELANIE)
+    body = search(api, "What job does Caroline have?")
+    assert served(body).index(str(hers.id)) < served(body).index(str(other.id))
+    signal = item_of(body, hers)["explanation"]["subject"]
+    assert signal["weight"] == SUBJECT > 0
+    assert 0 < signal["value"] < 1  # "Caroline", not "job": a share of the question
+    assert item_of(body, other)["explanation"]["subject"]["value"] == 0.0
+    item = item_of(body, hers)
+    assert item["score"] == pytest.approx(
+        sum(s["contribution"] for s in item["explanation"].values()), abs=1e-3
+    )
+
+
+def test_the_previous_weights_version_ranks_by_words_alone(chat, api, agent, settings):
+    hers = chat("I started the new job at the shelter last week, long days", CAROLINE)
+    other = chat("My job is fine", MELANIE)
+    settings.CUSTODIAN_RANKING_WEIGHTS = {agent.tenant.name: "2027-01-05.1"}
+    body = search(api, "What job does Caroline have?")
+    assert body["weights_version"] == "2027-01-05.1"
+    assert served(body).index(str(other.id)) < served(body).index(str(hers.id))
+    assert item_of(body, hers)["explanation"]["subject"] == {"value": 0.0, "weight": 0.0, "contribution": 0.0}
+
+
+def test_when_no_word_matches_the_named_persons_memories_stand_in(chat, api, agent, settings):
+    hers = chat("I started at the shelter last week", CAROLINE)
+    chat("Work has been fine", MELANIE)
+    body = search(api, "Who is Caroline employed by?")
+    assert served(body) == [str(hers.id)]
+    assert 0 < item_of(body, hers)["explanation"]["subject"]["value"] < 1  # "Caroline", not "employed"
+    settings.CUSTODIAN_RANKING_WEIGHTS = {agent.tenant.name: "2027-01-05.1"}
+    assert search(api, "Who is Caroline employed by?")["results"] == []
+
+
+def test_a_withheld_memory_neither_takes_a_value_nor_stands_in(chat, api):
+    masked = chat("I started the job at the shelter last week", CAROLINE, sensitivity="confidential")
+    assert search(api, "Who is Caroline employed by?")["results"] == []
+    chat("Caroline has a new job", MELANIE)  # a word matches: the masked turn is a candidate again
+    body = search(api, "Caroline job")
+    assert item_of(body, masked)["return_mode"] == "masked"
+    assert item_of(body, masked)["explanation"]["subject"]["value"] == 0.0
+
+
+def test_a_subject_that_only_begins_like_the_name_is_not_named(chat, api):
+    chat("I started at the shelter last week", {"kind": "user", "id": "c1-carolina"})
+    assert search(api, "Who is Caroline employed by?")["results"] == []
+
+
+def test_a_named_subject_costs_no_query_when_words_match(chat, api):
+    chat("I started the new job at the shelter last week", CAROLINE)
+    with CaptureQueriesContext(connection) as named:
+        search(api, "What job does Caroline have?")
+    with CaptureQueriesContext(connection) as unnamed:
+        search(api, "What job does Priya have?")
+    assert len(named) == len(unnamed)
