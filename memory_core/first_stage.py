@@ -19,10 +19,14 @@ reordered here by three signals besides their BM25 (relative to the best):
 - **coverage**: each turn takes the share of the question its episode's turns
   hold between them (``memory_core.coverage``), so the session where the
   question's person and subject both come up lifts its turns above a lone
-  word match in someone else's chat.
+  word match in someone else's chat;
+- **subject**: each candidate takes the share of the question its subject id
+  names (``memory_core.subjects``), so the turns of the person asked about
+  come first though they do not say their own name; when no word matches,
+  that person's memories stand in as the candidates.
 
 Only a hit the read policy serves ``raw`` gives a neighbour anything, and only
-a candidate served ``raw`` gets a dense or coverage value (or holds words for
+a candidate served ``raw`` gets a dense, coverage or subject value (or holds words for
 its episode), so hidden text never moves an item; the signals go on to the
 windows (``ranking.rerank``), where each item's explanation shows them.
 """
@@ -103,7 +107,8 @@ def first_stage(
     One query (ids, BM25, what the policy decides on, the word groups each
     holds and, with an embedder, each candidate's vector for its exact
     revision), plus the four of placing the best hits in their episodes and
-    reading which of them ask, and one for the words' IDF.
+    reading which of them ask, and one for the words' IDF; one more when no
+    word matched and the question names someone.
     """
     dense_weight, episode_weight = weights.dense, weights.episode
     embedder = active_embedder()

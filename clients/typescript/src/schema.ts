@@ -3812,7 +3812,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description recall_id (the access event; also the cursor and the handle for feedback), results (memory, return_mode, rule, score, matched_terms, consumable_text, explanation: per signal lexical, dense, recency, validity, corroboration, activation, feedback, episode, coverage its value, weight and contribution; dense also names its embedder and, when it has no value, why (absent); episode names the hit it is beside and, for the reply to a hit that asks, answers; context: before and after, when context.neighbours > 0), next_cursor, weights_version (the ranking weights versions the served items used, joined by +) */
+            /** @description recall_id (the access event; also the cursor and the handle for feedback), results (memory, return_mode, rule, score, matched_terms, consumable_text, explanation: per signal lexical, dense, recency, validity, corroboration, activation, feedback, episode, coverage, subject its value, weight and contribution; dense also names its embedder and, when it has no value, why (absent); episode names the hit it is beside and, for the reply to a hit that asks, answers; context: before and after, when context.neighbours > 0), next_cursor, weights_version (the ranking weights versions the served items used, joined by +) */
             200: {
                 headers: {
                     [name: string]: unknown;
