@@ -77,9 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drain-backlog", type=int, help="entries per drain run, instead of the scale's")
     parser.add_argument(
         "--dataset",
-        choices=["templated", "long_chats", "both"],
-        default="both",
-        help="the quality part's generated sets (bench/conversations.py, bench/long_chats/)",
+        choices=["templated", "long_chats", "long_chats_unnamed", "all"],
+        default="all",
+        help="the quality part's generated sets (bench/conversations.py, bench/long_chats/; unnamed: "
+        "the long chats without the speaker's name in each turn)",
     )
     parser.add_argument("--long-chats", type=int, help="long-chat conversations, instead of the scale's")
     args = parser.parse_args(argv)
@@ -160,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _quality_scale(scale, args):
     """The scale with the quality sets and long-chat size the flags ask for."""
-    sets = ("templated", "long_chats") if args.dataset == "both" else (args.dataset,)
+    sets = ("templated", "long_chats", "long_chats_unnamed") if args.dataset == "all" else (args.dataset,)
     scale = dataclasses.replace(scale, quality_sets=sets)
     if args.long_chats:
         scale = dataclasses.replace(scale, long_chats=(args.long_chats, scale.long_chats[1]))

@@ -32,7 +32,7 @@ class Scale:
     floor_rows: int
     quality_conversations: tuple[int, int]  # conversations, sessions each
     long_chats: tuple[int, int | None] = (10, None)  # conversations, sessions each (None: 20-30)
-    quality_sets: tuple[str, ...] = ("templated", "long_chats")  # the quality part's sets
+    quality_sets: tuple[str, ...] = ("templated", "long_chats", "long_chats_unnamed")  # quality part's sets
     adjacency_questions: int = 200  # quality questions asked again with context.neighbours 1, per set
     batch_proposals: int = 600  # submit part: proposals sent through POST /api/v1/proposals/batch
     conversation_turns: int = 300  # conversation part: turns loaded in batches, submitted → applied

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 
 LeverPatch = Callable[[], contextlib.AbstractContextManager]
+QUALITY_SETS = ("long_chats", "long_chats_unnamed")  # and "templated": bench.parts.quality.SETS
 
 
 def _weights(**changes) -> LeverPatch:
@@ -101,7 +102,9 @@ LEVERS: dict[str, LeverPatch] = {
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.levers", description=__doc__.split("\n")[0])
-    parser.add_argument("--set", dest="sets", action="append", choices=["templated", "long_chats"])
+    parser.add_argument(
+        "--set", dest="sets", action="append", choices=["templated", "long_chats", "long_chats_unnamed"]
+    )
     parser.add_argument("--lever", dest="levers", action="append", help=f"one of {sorted(LEVERS)}")
     parser.add_argument("--questions", type=int, default=0, help="ask only every n-th question")
     args = parser.parse_args(argv)
@@ -110,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
 
     django.setup()
     levers = args.levers or list(LEVERS)
-    for name in args.sets or ["long_chats", "templated"]:
+    for name in args.sets or [*QUALITY_SETS, "templated"]:
         _measure_set(name, levers, args.questions)
     return 0
 

@@ -18,21 +18,27 @@ ADVERSARIAL_SHARE = 0.8  # happenings of one person also asked about the other
 Render = Callable[[random.Random, set], list[E.Line]]
 
 
-def generate(*, conversations: int, sessions: int | None = None, seed: int = 13) -> Dataset:
-    """Return ``conversations`` long chats of ``sessions`` sessions each (default 20-30), with questions."""
+def generate(
+    *, conversations: int, sessions: int | None = None, seed: int = 13, names_in_text: bool = True
+) -> Dataset:
+    """Return ``conversations`` long chats of ``sessions`` sessions each (default 20-30), with questions.
+
+    ``names_in_text``: each turn's statement begins "Name: ", as a transcript
+    reads; without it, the same turns say only what was said.
+    """
     if sessions is not None and sessions < 4:
         raise ValueError("a long chat needs at least 4 sessions")
     built, questions = [], []
     people = names(random.Random(f"custodian-long-chats-{seed}"), conversations)
     for number, who in enumerate(people, start=1):
         rng = random.Random(f"custodian-long-chats-{seed}-{number}")
-        conversation, asked = _conversation(rng, number, who, sessions)
+        conversation, asked = _conversation(rng, number, who, sessions, names_in_text)
         built.append(conversation)
         questions += asked
     return Dataset(built, questions)
 
 
-def _conversation(rng: random.Random, number: int, who, sessions: int | None) -> tuple:
+def _conversation(rng: random.Random, number: int, who, sessions: int | None, names_in_text: bool) -> tuple:
     a, b = pair(rng, who)
     count = sessions or rng.randint(*SESSIONS)
     plan: list[list[Render]] = [[] for _ in range(count)]
@@ -48,7 +54,8 @@ def _conversation(rng: random.Random, number: int, who, sessions: int | None) ->
         when += datetime.timedelta(days=rng.randint(3, 21) if s else 0)
         started = when.replace(hour=rng.randint(8, 21), minute=rng.randint(0, 59))
         lines = _session_lines(rng, a, b, renders, started)
-        conversation.sessions.append(_turns(number, s + 1, lines, started, rng, keys))
+        turns = _turns(number, s + 1, lines, started, rng, keys, names_in_text)
+        conversation.sessions.append(turns)
     asked = _questions(rng, a, b, told, states)
     return conversation, [_resolve(question, keys) for question in asked]
 
@@ -151,16 +158,19 @@ def _session_lines(rng, a: Persona, b: Persona, renders: list[Render], started) 
     return E.greeting(rng, first, second, weekday) + body + E.farewell(rng, second, first)
 
 
-def _turns(number: int, s: int, lines: list[E.Line], started, rng, keys: dict) -> list[Turn]:
-    """Key the session's turns; a line already said in the session is dropped unless a question cites it."""
+def _turns(
+    number: int, s: int, lines: list[E.Line], started, rng, keys: dict, names_in_text: bool
+) -> list[Turn]:
+    """Key the session's turns; a line its speaker already said in the session is dropped (no question
+    cites one)."""
     session, turns, seen = f"c{number}-s{s}", [], set()
     at = started
     for speaker, text, label in lines:
-        statement = f"{speaker}: {text}"
-        if statement in seen:
-            assert label is None, statement
+        if (speaker, text) in seen:
+            assert label is None, text
             continue
-        seen.add(statement)
+        seen.add((speaker, text))
+        statement = f"{speaker}: {text}" if names_in_text else text
         at += datetime.timedelta(seconds=rng.randint(20, 180))
         turn = Turn(f"{session}-t{len(turns) + 1}", session, speaker, statement, at)
         turns.append(turn)

@@ -35,6 +35,9 @@ SETS = {
         conversations=scale.quality_conversations[0], sessions=scale.quality_conversations[1])),
     "long_chats": ("bench-quality-long", lambda scale: long_chats.generate(
         conversations=scale.long_chats[0], sessions=scale.long_chats[1])),
+    # The same turns without "Name: " in their text: who said each is only its subject.
+    "long_chats_unnamed": ("bench-quality-unnamed", lambda scale: long_chats.generate(
+        conversations=scale.long_chats[0], sessions=scale.long_chats[1], names_in_text=False)),
 }  # fmt: skip
 
 
@@ -148,10 +151,18 @@ def _proposal(conversation: Conversation, turn: Turn, binding: dict) -> tuple[st
 
 
 def _turn_keys(tenant, dataset: Dataset) -> dict[str, str]:
-    """Memory id → turn key, by the (session, statement) each memory was proposed with."""
-    by_text = {(t.session, t.statement): t.key for t in dataset.turns}
-    rows = Memory.objects.filter(tenant=tenant).values_list("id", "content")
-    return {str(pk): by_text[content["session_id"], content["statement"]] for pk, content in rows}
+    """Memory id → turn key, by the (session, subject, statement) each memory was proposed with."""
+    by_text = {
+        (turn.session, _subject(conversation, turn), turn.statement): turn.key
+        for conversation in dataset.conversations
+        for session in conversation.sessions
+        for turn in session
+    }
+    rows = Memory.objects.filter(tenant=tenant).values_list("id", "subject_id", "content")
+    return {
+        str(pk): by_text[content["session_id"], subject, content["statement"]]
+        for pk, subject, content in rows
+    }
 
 
 def _ask(ctx: Context, world, dataset: Dataset, keys: dict[str, str]) -> tuple[list[list[str]], Run]:

@@ -98,13 +98,14 @@ def test_smoke_benchmark_runs_every_part_and_writes_the_report(tmp_path):
     assert dreaming["observations"]["refused"] == 0 and dreaming["observations"]["proposals"] > 0
     assert maintenance["compaction"]["sweep"]["applied"] > 0
     sets = results["quality"]["sets"]
-    assert set(sets) == {"templated", "long_chats"}
+    assert set(sets) == {"templated", "long_chats", "long_chats_unnamed"}
     for quality in sets.values():
         assert quality["refused_turns"] == 0 and quality["memories"] == quality["turns"] > 0
         assert quality["search"]["count"] == quality["questions"] > 0 and quality["search"]["errors"] == 0
         assert set(quality["custodian"]) == set(quality["bm25"]) >= {"all", "single_hop", "current"}
         assert quality["neighbours"]["neighbours"] > 0
-    assert {"open_domain", "adversarial", "multi_hop"} <= set(sets["long_chats"]["custodian"])
+    for name in ("long_chats", "long_chats_unnamed"):
+        assert {"open_domain", "adversarial", "multi_hop"} <= set(sets[name]["custodian"])
     assert results["startup"]["top_imports"] and all(
         row["p50_ms"] > 0 for row in results["startup"]["commands"].values()
     )

@@ -48,6 +48,16 @@ def test_sessions_are_days_apart_and_turns_in_order(full):
             assert len({turn.statement for turn in session}) == len(session)  # the loader keys by it
 
 
+def test_the_unnamed_set_is_the_same_turns_and_questions_without_the_speakers_name():
+    named, unnamed = generate(conversations=2), generate(conversations=2, names_in_text=False)
+    assert unnamed.questions == named.questions
+    assert [(t.key, t.speaker, t.occurred_at) for t in unnamed.turns] == [
+        (t.key, t.speaker, t.occurred_at) for t in named.turns
+    ]
+    for was, now in zip(named.turns, unnamed.turns, strict=True):
+        assert was.statement == f"{now.speaker}: {now.statement}"
+
+
 def test_every_gold_and_superseded_key_is_a_turn(full):
     keys = _turns(full)
     for question in full.questions:
