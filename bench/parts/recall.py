@@ -25,6 +25,8 @@ SEEDED_TABLES = [
     "memory_core_memory",
     "memory_core_historicalmemory",
     "memory_core_memoryevidence",
+    "evidence_evidencesource",
+    "evidence_evidencerevision",
     "proposals_proposal",
     "proposals_proposalevidence",
     "proposals_outboxentry",
