@@ -79,6 +79,20 @@ def _version(version: str) -> LeverPatch:
     return patch
 
 
+def _pool(size: int) -> LeverPatch:
+    """Reorder ``size`` lexical candidates in the first stage (recall's windows read the same constant)."""
+
+    @contextlib.contextmanager
+    def patch() -> Iterator[None]:
+        with (
+            _constant("memory_core.first_stage", "POOL", size)(),
+            _constant("memory_core.recall", "POOL", size)(),
+        ):
+            yield
+
+    return patch
+
+
 LEVERS: dict[str, LeverPatch] = {
     "default": contextlib.nullcontext,
     "2026-12-22.1": _version("2026-12-22.1"),
@@ -87,6 +101,7 @@ LEVERS: dict[str, LeverPatch] = {
     "answer-0.6": _weights(answer=0.6),
     "answer-1.0": _weights(answer=1.0),
     "spread-40": _constant("memory_core.first_stage", "SPREAD_HITS", 40),
+    "pool-500": _pool(500),
     "window-20": _constant("memory_core.recall", "WINDOW", 20),
     "window-25": _constant("memory_core.recall", "WINDOW", 25),
     "coverage-0.25": _weights(coverage=0.25),
