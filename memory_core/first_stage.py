@@ -141,7 +141,7 @@ def first_stage(
     decided: dict[tuple, bool] = {}  # a handful of distinct (sensitivity, scope, …, subject) per search
     standing_in = bool(not rows and groups and weights.subject)
     if standing_in:  # no word matched: the memories of the people the question names
-        rows = read(_named_subjects(pool, groups))
+        rows = read(_named_subjects(pool, groups, tenant_id))
     raw = {row[0] for row in rows if _decided_raw(policy, tuple(row[3:10]), context, decided)}
     named = _named([row for row in rows if row[0] in raw], groups) if groups and weights.subject else {}
     if standing_in:
@@ -185,9 +185,10 @@ def first_stage(
     return stage
 
 
-def _named_subjects(pool: QuerySet, groups) -> QuerySet:
+def _named_subjects(pool: QuerySet, groups, tenant_id) -> QuerySet:
     """``subjects.named_subjects`` read as candidates are: BM25 0, the search vector as ``document``."""
-    rows = subjects.named_subjects(pool, groups).annotate(rank=Value(0.0, output_field=FloatField()))
+    rows = subjects.named_subjects(pool, groups, tenant_id)
+    rows = rows.annotate(rank=Value(0.0, output_field=FloatField()))
     return rows.alias(document=F("search_vector")) if connection.vendor == "postgresql" else rows
 
 

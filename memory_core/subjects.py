@@ -15,12 +15,30 @@ an empty match, so the subject of a withheld memory never moves an item.
 
 import re
 
+from django.db import connection
 from django.db.models import QuerySet
 
 from memory_core.coverage import WordGroups
+from memory_core.models import Memory
 from memory_core.search import text_stems
 
+MAX_SUBJECTS = 100_000  # distinct subject ids a question is matched against
 _SEPARATORS = re.compile(r"[^a-z0-9]+")
+# A loose index scan of memory_subject_idx (tenant_id, subject_kind, subject_id, state): each step
+# jumps to the next (kind, id) after the last, so the cost grows with the subjects, not the memories.
+_DISTINCT_SUBJECTS = """
+WITH RECURSIVE subjects(kind, id) AS (
+    (SELECT subject_kind, subject_id FROM memory_core_memory WHERE tenant_id = %(tenant)s
+     ORDER BY subject_kind, subject_id LIMIT 1)
+    UNION ALL
+    SELECT next.kind, next.id FROM subjects, LATERAL (
+        SELECT subject_kind AS kind, subject_id AS id FROM memory_core_memory
+        WHERE tenant_id = %(tenant)s AND (subject_kind, subject_id) > (subjects.kind, subjects.id)
+        ORDER BY subject_kind, subject_id LIMIT 1
+    ) AS next
+)
+SELECT id FROM subjects LIMIT %(most)s
+"""
 
 
 def named_by(subject_id: str, groups: WordGroups) -> int:
@@ -29,13 +47,22 @@ def named_by(subject_id: str, groups: WordGroups) -> int:
     return sum(1 << n for n, group in enumerate(groups.stems) if words & group)
 
 
-def named_subjects(pool: QuerySet, groups: WordGroups) -> QuerySet:
-    """The memories of ``pool`` whose subject id may name a word group, newest first.
+def named_subjects(pool: QuerySet, groups: WordGroups, tenant_id) -> QuerySet:
+    """The memories of ``pool`` whose subject id names a word group of the question, newest first.
 
-    A stem begins the words it stands for but for a final "i" ("happi" for
-    "happy"), so the filter is a regular expression on word starts;
-    ``named_by`` then says which ones do.
+    The tenant's distinct subject ids are read from ``memory_subject_idx``
+    (on PostgreSQL one index probe per subject, not a scan of its memories),
+    named in Python, and the memories of those named are read by the same index.
     """
-    starts = sorted({stem.removesuffix("i") or stem for stem in set().union(*groups.stems)})
-    pattern = r"(^|[^a-z0-9])(" + "|".join(re.escape(start) for start in starts) + ")"
-    return pool.filter(subject_id__iregex=pattern).order_by("-updated_at", "id")
+    named = [subject for subject in _subject_ids(tenant_id) if named_by(subject, groups)]
+    return pool.filter(subject_id__in=named).order_by("-updated_at", "id")
+
+
+def _subject_ids(tenant_id) -> list[str]:
+    """The tenant's distinct subject ids (of every kind), at most ``MAX_SUBJECTS``."""
+    if connection.vendor != "postgresql":
+        rows = Memory.objects.filter(tenant_id=tenant_id).values_list("subject_id", flat=True)
+        return list(rows.distinct().order_by("subject_id")[:MAX_SUBJECTS])
+    with connection.cursor() as cursor:
+        cursor.execute(_DISTINCT_SUBJECTS, {"tenant": tenant_id, "most": MAX_SUBJECTS})
+        return list(dict.fromkeys(subject for (subject,) in cursor.fetchall()))

@@ -102,3 +102,22 @@ def test_a_named_subject_costs_no_query_when_words_match(chat, api):
     with CaptureQueriesContext(connection) as unnamed:
         search(api, "What job does Priya have?")
     assert len(named) == len(unnamed)
+
+
+def test_another_tenants_person_never_stands_in(agent, other_agent, remember, api):
+    session = make_evidence(other_agent.agent, kind="conversation")
+    remember(
+        "I started at the shelter last week",
+        handle=other_agent,
+        type="episodic_event",
+        evidence=session,
+        subject=CAROLINE,
+    )
+    assert search(api, "Who is Caroline employed by?")["results"] == []
+    assert search(other_agent.client, "Who is Caroline employed by?")["results"]
+
+
+def test_each_subject_stands_in_whatever_its_kind(chat, api):
+    as_user = chat("I started at the shelter last week", CAROLINE)
+    as_custom = chat("The badge was renewed", {"kind": "custom", "id": "caroline-badge"})
+    assert set(served(search(api, "Who is Caroline employed by?"))) == {str(as_user.id), str(as_custom.id)}
