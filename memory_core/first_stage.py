@@ -107,8 +107,8 @@ def first_stage(
     One query (ids, BM25, what the policy decides on, the word groups each
     holds and, with an embedder, each candidate's vector for its exact
     revision), plus the four of placing the best hits in their episodes and
-    reading which of them ask, and one for the words' IDF; one more when no
-    word matched and the question names someone.
+    reading which of them ask, and one for the words' IDF; two more when no
+    word matched (the tenant's subject ids, the named ones' memories).
     """
     dense_weight, episode_weight = weights.dense, weights.episode
     embedder = active_embedder()
