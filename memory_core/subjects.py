@@ -54,8 +54,19 @@ def named_subjects(pool: QuerySet, groups: WordGroups, tenant_id) -> QuerySet:
     (on PostgreSQL one index probe per subject, not a scan of its memories),
     named in Python, and the memories of those named are read by the same index.
     """
-    named = [subject for subject in _subject_ids(tenant_id) if named_by(subject, groups)]
+    starts = _word_starts(groups)
+    named = [s for s in _subject_ids(tenant_id) if starts.search(s.lower()) and named_by(s, groups)]
     return pool.filter(subject_id__in=named).order_by("-updated_at", "id")
+
+
+def _word_starts(groups: WordGroups) -> re.Pattern:
+    """A word beginning as one of the groups' stems: what a named subject id contains.
+
+    A stem begins the words it stands for but for a final "i" ("happi" for
+    "happy"); the cheap test comes before stemming each id.
+    """
+    starts = sorted({stem.removesuffix("i") or stem for group in groups.stems for stem in group})
+    return re.compile(r"(^|[^a-z0-9])(" + "|".join(map(re.escape, starts)) + ")")
 
 
 def _subject_ids(tenant_id) -> list[str]:
