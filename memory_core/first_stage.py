@@ -110,9 +110,9 @@ def first_stage(
     reading which of them ask, and one for the words' IDF; two more when no
     word matched (the tenant's subject ids, the named ones' memories).
     """
-    dense_weight, episode_weight = weights.dense, weights.episode
+    episode_weight = weights.episode
     embedder = active_embedder()
-    with_dense = bool(embedder.dimensions and dense_weight)
+    with_dense = bool(embedder.dimensions and weights.dense)
     if not query.strip() or not (with_dense or episode_weight or weights.coverage or weights.subject):
         return None
     columns = ["pk", "revision", "rank", *_POLICY_COLUMNS, "episode"]
@@ -142,16 +142,17 @@ def first_stage(
     standing_in = bool(not rows and groups and weights.subject)
     if standing_in:  # no word matched: the memories of the people the question names
         rows = read(_named_subjects(pool, groups, tenant_id))
-    raw = {row[0] for row in rows if _decided_raw(policy, tuple(row[3:10]), context, decided)}
-    named = _named([row for row in rows if row[0] in raw], groups) if groups and weights.subject else {}
+    raw = [row for row in rows if _decided_raw(policy, tuple(row[3:10]), context, decided)]
+    named = _named(raw, groups) if groups and weights.subject else {}
     if standing_in:
-        rows = [row for row in rows if named.get(row[0])]
+        rows = raw = [row for row in raw if named.get(row[0])]
     ranks = {row[0]: float(row[2] or 0.0) for row in rows}
     best = max(ranks.values(), default=0.0)
     lexical = {pk: (rank / best if best > 0 else 0.0) for pk, rank in ranks.items()}
     stage = FirstStage(order=[], ranks=ranks, lexical_rows=len(rows))
+    events = [row for row in raw if row[5] == Memory.Type.EPISODIC_EVENT]
     if with_dense:
-        with_vector = [row for row in rows if row[0] in raw and row[11] is not None]
+        with_vector = [row for row in raw if row[11] is not None]
         stage.dense = dict(
             zip(
                 [row[0] for row in with_vector],
@@ -159,30 +160,33 @@ def first_stage(
                 strict=True,
             )
         )
+    share = {False: episode_weight, True: weights.answer or episode_weight}
     if episode_weight:
-        turns = [row for row in rows if row[0] in raw and row[5] == Memory.Type.EPISODIC_EVENT]
-        share = {False: episode_weight, True: weights.answer or episode_weight}
-        stage.spread = _spread(
-            turns[:SPREAD_HITS], lexical, pool.filter(type=Memory.Type.EPISODIC_EVENT), share
-        )
-    else:
-        share = {}
+        turns = pool.filter(type=Memory.Type.EPISODIC_EVENT)
+        stage.spread = _spread(events[:SPREAD_HITS], lexical, turns, share)
     if groups:
         stage.subject = {pk: groups.share(bits) for pk, bits in named.items() if bits}
         if weights.coverage:
-            turns = [row for row in rows if row[0] in raw and row[5] == Memory.Type.EPISODIC_EVENT]
-            stage.coverage = _coverage([row for row in turns if row[10]], groups, held, named)
-    keys = {
-        pk: lexical.get(pk, 0.0)
-        + dense_weight * stage.dense.get(pk, 0.0)
-        + (share[stage.spread[pk].answers] * stage.spread[pk].value if pk in stage.spread else 0.0)
-        + weights.coverage * stage.coverage.get(pk, 0.0)
-        + weights.subject * stage.subject.get(pk, 0.0)
-        for pk in [*ranks, *(pk for pk in stage.spread if pk not in ranks)]
-    }
-    position = {pk: n for n, pk in enumerate(keys)}  # ties keep BM25 order, neighbours after
-    stage.order = sorted(keys, key=lambda pk: (-keys[pk], position[pk]))
+            stage.coverage = _coverage([row for row in events if row[10]], groups, held, named)
+    stage.order = _ordered(lexical, stage, weights, share)
     return stage
+
+
+def _ordered(lexical: dict, stage: FirstStage, weights: "RankingWeights", share: dict) -> list[uuid.UUID]:
+    """Best first: the lexical value plus each signal's value times its weight.
+
+    Ties keep BM25 order, neighbours after the candidates (a stable sort over
+    the candidates, then the neighbours, in the order they were added).
+    """
+    keys = dict(lexical)
+    for pk, value in stage.dense.items():
+        keys[pk] += weights.dense * value
+    for pk, offer in stage.spread.items():
+        keys[pk] = keys.get(pk, 0.0) + share[offer.answers] * offer.value
+    for signal, weight in ((stage.coverage, weights.coverage), (stage.subject, weights.subject)):
+        for pk, value in signal.items():
+            keys[pk] += weight * value
+    return sorted(keys, key=keys.__getitem__, reverse=True)
 
 
 def _named_subjects(pool: QuerySet, groups, tenant_id) -> QuerySet:
