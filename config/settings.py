@@ -14,7 +14,7 @@ from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from config.environment import check_service_urls
-from core.databases import REPLICA, primary_database, replica_database
+from core.databases import REPLICA, SQLITE_OPTIONS, primary_database, replica_database
 from telemetry.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -163,9 +163,7 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": str(VAR_DIR / "custodian.sqlite3"),
-            # IMMEDIATE takes the write lock at BEGIN, so the web process and
-            # the worker queue for it instead of failing to upgrade a read lock.
-            "OPTIONS": {"timeout": 30, "transaction_mode": "IMMEDIATE"},
+            "OPTIONS": dict(SQLITE_OPTIONS),
             "TEST": {"NAME": VAR_DIR / "test-custodian.sqlite3"},
         }
     }

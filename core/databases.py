@@ -11,6 +11,10 @@ import dj_database_url
 POOLERS = ("", "transaction")
 REPLICA = "replica"
 REPLICA_CONNECT_TIMEOUT_SECONDS = 2  # a replica that does not answer is skipped, not waited for
+# Every SQLite database, the embedded default's or a ``sqlite://`` URL's: IMMEDIATE takes the write
+# lock at BEGIN, so the web process and the worker queue for it (for up to ``timeout`` seconds)
+# instead of one failing at once to upgrade a read lock the other blocks ("database is locked").
+SQLITE_OPTIONS: dict[str, Any] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
 
 
 def primary_database(
@@ -31,7 +35,9 @@ def primary_database(
     if pooler == "transaction":
         options["prepare_threshold"] = None
         database["DISABLE_SERVER_SIDE_CURSORS"] = True
-    elif statement_budget_ms and "postgresql" in database["ENGINE"]:  # SQLite has no such option
+    elif "sqlite" in database["ENGINE"]:  # no statement budget either: SQLite has no such option
+        options.update(SQLITE_OPTIONS)
+    elif statement_budget_ms:
         options["options"] = f"-c statement_timeout={statement_budget_ms}"
     return database
 

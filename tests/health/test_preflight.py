@@ -111,3 +111,25 @@ def test_a_sqlite_database_url_under_gunicorn_gets_no_postgresql_options():
     )
     assert done.returncode == 0, done.stderr
     assert "statement_timeout" not in done.stdout
+
+
+_HOLDS_THE_WRITE_LOCK = """
+import sqlite3
+from django.db import connection, transaction
+with transaction.atomic():
+    connection.cursor().execute('SELECT 1')  # a read only, yet the write lock is taken at BEGIN
+    other = sqlite3.connect(connection.settings_dict['NAME'], timeout=0)
+    try:
+        other.execute('BEGIN IMMEDIATE')
+        print('free')
+    except sqlite3.OperationalError as exc:
+        print(exc)
+print(connection.settings_dict['OPTIONS']['timeout'])
+"""
+
+
+def test_a_sqlite_database_url_queues_writers_as_the_embedded_default_does(tmp_path):
+    """Web and worker on one ``sqlite://`` file wait for the write lock instead of failing at once."""
+    done = under_gunicorn_settings(_HOLDS_THE_WRITE_LOCK, f"sqlite:///{tmp_path / 'one.sqlite3'}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["database", "is", "locked", "30"]
