@@ -9,11 +9,13 @@ lifecycle, TTL, filters, ``valid_at``), so recall then passes each through the
 read policy, return modes, fences and audit exactly like a hit. A memory's
 episode and the moment it happened are stored on its row by the executor
 (``Memory.episode``, ``Memory.happened_at``), so the database puts an episode
-in order. Two queries whatever the number of hits.
+in order. Two queries whatever the number of hits (one for ``adjacent``).
 """
 
+import functools
 import uuid
 
+from django.db import connection
 from django.db.models import QuerySet
 from django.db.models.functions import Coalesce
 
@@ -54,33 +56,60 @@ def neighbours(hits: list[Memory], candidates: QuerySet, *, around: int) -> dict
 
 
 def adjacent(
-    hits: list[Memory], candidates: QuerySet, *, source_kind: str
+    hits: list[tuple[uuid.UUID, uuid.UUID | None]], candidates: QuerySet, *, source_kind: str
 ) -> dict[uuid.UUID, dict[str, uuid.UUID]]:
-    """Return, per hit resting on a source of ``source_kind``, the candidates ``before`` and ``after`` it.
+    """Return, per (id, episode) hit resting on a source of ``source_kind``, the candidates
+    ``before`` and ``after`` it.
 
-    Only the true neighbours: one a search's filters leave out is not replaced by
-    the next, so the candidates are checked for at most two ids a hit.
+    Only the true neighbours: one a search's filters leave out is not replaced
+    by the next. One query: the database orders the hits' episodes, takes each
+    hit's two neighbours (``LAG``/``LEAD``) and checks them against the
+    candidates, so the episodes' rows are never shipped.
     """
-    if not hits:
+    episodes = sorted({_db(episode) for _, episode in hits if episode})
+    if not episodes:
         return {}
-    episode, chains = _episodes(hits, source_kind=source_kind)
-    around: dict[uuid.UUID, dict[str, uuid.UUID]] = {}
-    for memory_id, source in episode.items():
-        chain = chains.get(source, [])
-        if memory_id in chain:
-            at = chain.index(memory_id)
-            sides = {"before": chain[at - 1 : at] if at else [], "after": chain[at + 1 : at + 2]}
-            around[memory_id] = {side: pks[0] for side, pks in sides.items() if pks}
-    wanted = {pk for sides in around.values() for pk in sides.values()}
-    allowed = set(candidates.filter(id__in=wanted).values_list("id", flat=True)) if wanted else set()
-    return {hit: {side: pk for side, pk in sides.items() if pk in allowed} for hit, sides in around.items()}
+    table, ids = Memory._meta.db_table, [_db(pk) for pk, _ in hits]
+    pool, pool_params = candidates.values("id").query.sql_with_params()
+    # Only table names and compiled SQL are formatted in; every value is a parameter.
+    sql = (
+        f"WITH chain AS (SELECT id, LAG(id) OVER w AS prior_id, LEAD(id) OVER w AS next_id FROM {table}"  # noqa: S608
+        f" WHERE episode IN ({_marks(episodes)})"
+        f" AND episode IN (SELECT id FROM {EvidenceSource._meta.db_table} WHERE kind = %s)"
+        f" WINDOW w AS (PARTITION BY episode ORDER BY {_order_sql(connection.vendor)}))"
+        " SELECT chain.id, prior_id, fore.id, next_id, aft.id FROM chain"
+        f" LEFT JOIN ({pool}) fore ON fore.id = prior_id LEFT JOIN ({pool}) aft ON aft.id = next_id"
+        f" WHERE chain.id IN ({_marks(ids)})"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*episodes, source_kind, *pool_params, *pool_params, *ids])
+        rows = cursor.fetchall()
+    to_uuid = Memory._meta.pk.to_python
+    return {
+        to_uuid(hit): {side: to_uuid(pk) for side, pk in (("before", prior), ("after", following)) if pk}
+        for hit, _, prior, _, following in rows
+    }
 
 
-def _episodes(
-    hits: list[Memory], *, source_kind: str = ""
-) -> tuple[dict[uuid.UUID, uuid.UUID], dict[uuid.UUID, list[uuid.UUID]]]:
-    """Each hit's episode (``Memory.episode``; only sources of ``source_kind`` if given), and each
-    episode's memories in order: one query, two when a hit came without its episode."""
+def _db(value: uuid.UUID):
+    """A memory id as this database's driver takes it (SQLite stores a UUID as 32 hex digits)."""
+    return Memory._meta.pk.get_db_prep_value(value, connection)
+
+
+def _marks(values: list) -> str:
+    return ", ".join(["%s"] * len(values))
+
+
+@functools.lru_cache(maxsize=4)
+def _order_sql(vendor: str) -> str:
+    """``EPISODE_ORDER`` within an episode, as this database's SQL (the one definition of the order)."""
+    compiler = Memory.objects.order_by(*EPISODE_ORDER[1:]).query.get_compiler(connection=connection)
+    return ", ".join(sql for _, (sql, params, _) in compiler.get_order_by())
+
+
+def _episodes(hits: list[Memory]) -> tuple[dict[uuid.UUID, uuid.UUID], dict[uuid.UUID, list[uuid.UUID]]]:
+    """Each hit's episode (``Memory.episode``), and each episode's memories in order: one query,
+    two when a hit came without its episode."""
     episode = {memory.id: memory.__dict__.get("episode", _UNREAD) for memory in hits}
     unread = [memory_id for memory_id, source in episode.items() if source is _UNREAD]
     if unread:
@@ -88,9 +117,6 @@ def _episodes(
     episode = {memory_id: source for memory_id, source in episode.items() if source}
     sources = set(episode.values())
     members = Memory.objects.filter(episode__in=sources)
-    if source_kind:
-        kind = EvidenceSource.objects.filter(id__in=sources, kind=source_kind).values("id")
-        members = members.filter(episode__in=kind)
     chains: dict[uuid.UUID, list[uuid.UUID]] = {}
     for source, memory_id in members.order_by(*EPISODE_ORDER).values_list("episode", "id")[:MAX_EPISODE_ROWS]:
         chains.setdefault(source, []).append(memory_id)

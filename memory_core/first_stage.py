@@ -106,7 +106,7 @@ def first_stage(
 
     One query (ids, BM25, what the policy decides on, the word groups each
     holds and, with an embedder, each candidate's vector for its exact
-    revision), plus the four of placing the best hits in their episodes and
+    revision), plus the two of placing the best hits in their episodes and
     reading which of them ask, and one for the words' IDF; two more when no
     word matched (the tenant's subject ids, the named ones' memories).
     """
@@ -225,11 +225,7 @@ def _spread(
     ``share`` is the weight a neighbour's value takes: the ``answer`` weight for
     the turn right after a hit that asks, the ``episode`` weight otherwise.
     """
-    beside = adjacent(
-        [Memory(id=row[0], revision=row[1], episode=row[10]) for row in hits],
-        pool,
-        source_kind=EvidenceSource.Kind.CONVERSATION,
-    )
+    beside = adjacent([(row[0], row[10]) for row in hits], pool, source_kind=EvidenceSource.Kind.CONVERSATION)
     asking = _asking([hit for hit, sides in beside.items() if "after" in sides])
     spread: dict[uuid.UUID, Spread] = {}
     for hit in (row[0] for row in hits if lexical[row[0]] > 0):
