@@ -18,6 +18,7 @@ click or a vote reorders what matched, never makes a stale or unmatched
 fact come first.
 """
 
+import bisect
 import functools
 import math
 import re
@@ -340,16 +341,19 @@ def _recency(shown: list[tuple[Memory, ReadRule]]) -> dict:
     fenced one never moves another.
     """
     times = {memory.id: _time(memory, rule) for memory, rule in shown}
-    live: dict = {}
+    live = {m.id for m, _ in shown if m.state == Memory.State.ACTIVE and not m.is_fenced}
+    by_subject: dict = {}
     for memory, _ in shown:
-        if memory.state == Memory.State.ACTIVE and not memory.is_fenced:
-            subject = (memory.subject_kind, memory.subject_id)
-            live.setdefault(subject, []).append((times[memory.id], memory.id))
+        if memory.id in live:
+            by_subject.setdefault((memory.subject_kind, memory.subject_id), []).append(times[memory.id])
+    for subject_times in by_subject.values():
+        subject_times.sort()
     recency = {}
     for memory, _ in shown:
-        time = times[memory.id]
-        others = [t for t, pk in live.get((memory.subject_kind, memory.subject_id), []) if pk != memory.id]
-        recency[memory.id] = sum(1 for t in others if t < time) / len(others) if others else 1.0
+        subject_times = by_subject.get((memory.subject_kind, memory.subject_id), [])
+        others = len(subject_times) - (memory.id in live)
+        older = bisect.bisect_left(subject_times, times[memory.id])  # its own time is not older
+        recency[memory.id] = older / others if others else 1.0
     return recency
 
 
