@@ -26,6 +26,7 @@ from tests.factories import (
     make_person,
     submit,
 )
+from tests.recall.searching import item_of, search
 
 HASHING = HashingEmbedder.name
 DENSE = WEIGHTS[DEFAULT_VERSION].dense
@@ -38,18 +39,8 @@ def hashing(settings):
     settings.CUSTODIAN_EMBEDDER = "hashing"
 
 
-def search(api, query="", **body) -> dict:
-    response = api.post("/api/v1/recall/search", {"query": query, **body}, format="json")
-    assert response.status_code == 200, response.content
-    return response.json()
-
-
 def order(body: dict) -> list[str]:
     return [item["memory"]["memory_id"] for item in body["results"]]
-
-
-def item_of(body: dict, memory) -> dict:
-    return next(item for item in body["results"] if item["memory"]["memory_id"] == str(memory.id))
 
 
 def test_the_executor_embeds_each_applied_revision_and_a_submission_embeds_nothing(hashing, agent):

@@ -10,23 +10,14 @@ import pytest
 
 from memory_core.ranking import DEFAULT_VERSION, WEIGHTS
 from tests.factories import make_evidence
+from tests.recall.searching import search, served
 
 COVERAGE = WEIGHTS[DEFAULT_VERSION].coverage
 QUERY = "Where does Matthew live?"
 
 
-def search(api, query, **body) -> dict:
-    response = api.post("/api/v1/recall/search", {"query": query, **body}, format="json")
-    assert response.status_code == 200, response.content
-    return response.json()
-
-
 def explained(body: dict) -> dict[str, dict]:
     return {item["memory"]["memory_id"]: item["explanation"] for item in body["results"]}
-
-
-def served(body: dict) -> list[str]:
-    return [item["memory"]["memory_id"] for item in body["results"]]
 
 
 @pytest.fixture

@@ -16,21 +16,12 @@ from django.test.utils import CaptureQueriesContext
 from memory_core.ranking import DEFAULT_VERSION, WEIGHTS
 from provenance.services import invalidate_evidence_revision
 from tests.factories import make_evidence
+from tests.recall.searching import search, served
 
 EPISODE = WEIGHTS[DEFAULT_VERSION].episode
 ANSWERS = WEIGHTS[DEFAULT_VERSION].answer
 QUESTION = "Tomas: How was that clay workshop you signed the kids up for?"
 ANSWER = "Maya: So messy and so fun, everyone made something"
-
-
-def search(api, query, **body) -> dict:
-    response = api.post("/api/v1/recall/search", {"query": query, **body}, format="json")
-    assert response.status_code == 200, response.content
-    return response.json()
-
-
-def served(body: dict) -> list[str]:
-    return [item["memory"]["memory_id"] for item in body["results"]]
 
 
 def one_at_a_time(api, query: str) -> list[str]:

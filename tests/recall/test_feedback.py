@@ -4,12 +4,7 @@ import pytest
 
 from memory_core.models import RecallFeedback
 from tests.factories import make_agent
-
-
-def search(api, query: str) -> dict:
-    response = api.post("/api/v1/recall/search", {"query": query}, format="json")
-    assert response.status_code == 200, response.content
-    return response.json()
+from tests.recall.searching import search
 
 
 def vote(api, recall_id, memory, verdict="useful", revision=None):

@@ -10,6 +10,7 @@ from memory_core.activation import base_level, signal
 from memory_core.models import AccessEvent, MemoryReads
 from memory_core.ranking import DEFAULT_VERSION
 from provenance.services import invalidate_evidence_revision
+from tests.recall.searching import search
 
 SIGNALS = {
     "lexical",
@@ -23,12 +24,6 @@ SIGNALS = {
     "activation",
     "feedback",
 }
-
-
-def search(api, query="", **body) -> dict:
-    response = api.post("/api/v1/recall/search", {"query": query, **body}, format="json")
-    assert response.status_code == 200, response.content
-    return response.json()
 
 
 def order(body: dict) -> list[str]:

@@ -15,24 +15,11 @@ from django.test.utils import CaptureQueriesContext
 
 from memory_core.ranking import DEFAULT_VERSION, WEIGHTS
 from tests.factories import make_evidence
+from tests.recall.searching import item_of, search, served
 
 SUBJECT = WEIGHTS[DEFAULT_VERSION].subject
 CAROLINE = {"kind": "user", "id": "c1-caroline"}
 MELANIE = {"kind": "user", "id": "c1-melanie"}
-
-
-def search(api, query, **body) -> dict:
-    response = api.post("/api/v1/recall/search", {"query": query, **body}, format="json")
-    assert response.status_code == 200, response.content
-    return response.json()
-
-
-def served(body: dict) -> list[str]:
-    return [item["memory"]["memory_id"] for item in body["results"]]
-
-
-def item_of(body: dict, memory) -> dict:
-    return next(item for item in body["results"] if item["memory"]["memory_id"] == str(memory.id))
 
 
 @pytest.fixture
