@@ -135,21 +135,20 @@ class LexemeQuery(SearchQuery):
 def _postgres(memories: QuerySet, groups: list[tuple[str, ...]], tenant_id) -> QuerySet:
     numbers = [n for n, forms in enumerate(groups) for _ in forms]
     forms = [form for group in groups for form in group]
-    with connection.cursor() as cursor:
+    with connection.cursor() as cursor:  # each lexeme's and the tenant's counts, in one round trip
         cursor.execute(
-            "SELECT g.n, l.lexeme, COALESCE(t.documents, 0) FROM unnest(%s::int[], %s::text[]) AS g(n, form)"
+            "SELECT g.n, l.lexeme, COALESCE(t.documents, 0), COALESCE(c.documents, 0), COALESCE(c.lexemes, 0)"
+            " FROM unnest(%s::int[], %s::text[]) AS g(n, form)"
             " CROSS JOIN LATERAL unnest(tsvector_to_array(to_tsvector('english', g.form))) AS l(lexeme)"
-            " LEFT JOIN memory_core_searchterm t ON t.tenant_id = %s AND t.lexeme = l.lexeme",
-            [numbers, forms, tenant_id],
+            " LEFT JOIN memory_core_searchterm t ON t.tenant_id = %s AND t.lexeme = l.lexeme"
+            " LEFT JOIN memory_core_searchcorpus c ON c.tenant_id = %s",
+            [numbers, forms, tenant_id, tenant_id],
         )
         rows = cursor.fetchall()
-        cursor.execute(
-            "SELECT documents, lexemes FROM memory_core_searchcorpus WHERE tenant_id = %s", [tenant_id]
-        )
-        corpus = cursor.fetchone() or (0, 0)
+    corpus = rows[0][3:] if rows else (0, 0)
     documents, average = max(corpus[0], 1), max(corpus[1] / corpus[0], 1.0) if corpus[0] else 1.0
     lexemes: dict[int, dict[str, int]] = {}
-    for n, lexeme, frequency in rows:
+    for n, lexeme, frequency, _, _ in rows:
         lexemes.setdefault(n, {})[lexeme] = frequency
     weighted = sorted(
         ((min(sum(found.values()), documents), set(found)) for found in lexemes.values()), key=lambda g: g[0]
