@@ -15,7 +15,7 @@ in order. Two queries whatever the number of hits (one for ``adjacent``).
 import functools
 import uuid
 
-from django.db import connection
+from django.db import connections
 from django.db.models import QuerySet
 from django.db.models.functions import Coalesce
 
@@ -66,22 +66,25 @@ def adjacent(
     hit's two neighbours (``LAG``/``LEAD``) and checks them against the
     candidates, so the episodes' rows are never shipped.
     """
-    episodes = sorted({_db(episode) for _, episode in hits if episode})
+    alias = candidates.db  # where the search reads: the replica when the view opted in to it
+    # A UUID as this database's driver takes it (SQLite stores one as 32 hex digits).
+    to_db = functools.partial(Memory._meta.pk.get_db_prep_value, connection=connections[alias])
+    episodes = sorted({to_db(episode) for _, episode in hits if episode})
     if not episodes:
         return {}
-    table, ids = Memory._meta.db_table, [_db(pk) for pk, _ in hits]
-    pool, pool_params = candidates.values("id").query.sql_with_params()
+    table, ids = Memory._meta.db_table, [to_db(pk) for pk, _ in hits]
+    pool, pool_params = candidates.values("id").query.get_compiler(using=alias).as_sql()
     # Only table names and compiled SQL are formatted in; every value is a parameter.
     sql = (
         f"WITH chain AS (SELECT id, LAG(id) OVER w AS prior_id, LEAD(id) OVER w AS next_id FROM {table}"  # noqa: S608
         f" WHERE episode IN ({_marks(episodes)})"
         f" AND episode IN (SELECT id FROM {EvidenceSource._meta.db_table} WHERE kind = %s)"
-        f" WINDOW w AS (PARTITION BY episode ORDER BY {_order_sql(connection.vendor)}))"
+        f" WINDOW w AS (PARTITION BY episode ORDER BY {_order_sql(alias)}))"
         " SELECT chain.id, prior_id, fore.id, next_id, aft.id FROM chain"
         f" LEFT JOIN ({pool}) fore ON fore.id = prior_id LEFT JOIN ({pool}) aft ON aft.id = next_id"
         f" WHERE chain.id IN ({_marks(ids)})"
     )
-    with connection.cursor() as cursor:
+    with connections[alias].cursor() as cursor:
         cursor.execute(sql, [*episodes, source_kind, *pool_params, *pool_params, *ids])
         rows = cursor.fetchall()
     to_uuid = Memory._meta.pk.to_python
@@ -91,19 +94,14 @@ def adjacent(
     }
 
 
-def _db(value: uuid.UUID):
-    """A memory id as this database's driver takes it (SQLite stores a UUID as 32 hex digits)."""
-    return Memory._meta.pk.get_db_prep_value(value, connection)
-
-
 def _marks(values: list) -> str:
     return ", ".join(["%s"] * len(values))
 
 
 @functools.lru_cache(maxsize=4)
-def _order_sql(vendor: str) -> str:
+def _order_sql(alias: str) -> str:
     """``EPISODE_ORDER`` within an episode, as this database's SQL (the one definition of the order)."""
-    compiler = Memory.objects.order_by(*EPISODE_ORDER[1:]).query.get_compiler(connection=connection)
+    compiler = Memory.objects.order_by(*EPISODE_ORDER[1:]).query.get_compiler(using=alias)
     return ", ".join(sql for _, (sql, params, _) in compiler.get_order_by())
 
 
