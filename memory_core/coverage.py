@@ -20,7 +20,7 @@ lexical ranking does, reads the candidates' text and counts over them.
 import uuid
 from dataclasses import dataclass
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Case, IntegerField, QuerySet, Value, When
 from django.db.models.fields.json import KeyTextTransform
 
@@ -41,12 +41,13 @@ class WordGroups:
         return sum(w for n, w in enumerate(self.weights) if held >> n & 1) / total if total else 0.0
 
 
-def word_groups(query: str, tenant_id) -> WordGroups:
-    """The query's groups; on PostgreSQL with the tenant's IDF (on SQLite, set by ``held_in_text``)."""
+def word_groups(query: str, tenant_id, *, using: str = DEFAULT_DB_ALIAS) -> WordGroups:
+    """The query's groups; on PostgreSQL with the tenant's IDF read from ``using`` (on SQLite, set
+    by ``held_in_text``)."""
     stems = [frozenset(stems_of(group)) for group in query_groups(query)]
     if connection.vendor != "postgresql" or not stems:
         return WordGroups(stems, [1.0] * len(stems))
-    with connection.cursor() as cursor:
+    with connections[using].cursor() as cursor:
         cursor.execute(
             "SELECT c.documents, t.lexeme, t.documents FROM memory_core_searchcorpus c"
             " LEFT JOIN memory_core_searchterm t ON t.tenant_id = c.tenant_id AND t.lexeme = ANY(%s)"

@@ -117,7 +117,7 @@ def first_stage(
         return None
     columns = ["pk", "revision", "rank", *_POLICY_COLUMNS, "episode"]
     wants_groups = weights.coverage or weights.subject
-    groups = episode_coverage.word_groups(query, tenant_id) if wants_groups else None
+    groups = episode_coverage.word_groups(query, tenant_id, using=candidates.db) if wants_groups else None
     groups = groups if groups and groups.stems else None
     in_sql = bool(groups and connection.vendor == "postgresql")
     vector = None

@@ -28,7 +28,7 @@ import math
 import re
 
 from django.contrib.postgres.search import SearchQuery, SearchVector
-from django.db import connection
+from django.db import connection, connections
 from django.db.models import (
     Case,
     Count,
@@ -135,7 +135,8 @@ class LexemeQuery(SearchQuery):
 def _postgres(memories: QuerySet, groups: list[tuple[str, ...]], tenant_id) -> QuerySet:
     numbers = [n for n, forms in enumerate(groups) for _ in forms]
     forms = [form for group in groups for form in group]
-    with connection.cursor() as cursor:  # each lexeme's and the tenant's counts, in one round trip
+    # Each lexeme's and the tenant's counts, in one round trip, where the search reads.
+    with connections[memories.db].cursor() as cursor:
         cursor.execute(
             "SELECT g.n, l.lexeme, COALESCE(t.documents, 0), COALESCE(c.documents, 0), COALESCE(c.lexemes, 0)"
             " FROM unnest(%s::int[], %s::text[]) AS g(n, form)"

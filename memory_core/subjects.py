@@ -15,7 +15,7 @@ an empty match, so the subject of a withheld memory never moves an item.
 
 import re
 
-from django.db import connection
+from django.db import connection, connections
 from django.db.models import QuerySet
 
 from memory_core.coverage import WordGroups
@@ -55,7 +55,7 @@ def named_subjects(pool: QuerySet, groups: WordGroups, tenant_id) -> QuerySet:
     named in Python, and the memories of those named are read by the same index.
     """
     starts = _word_starts(groups)
-    named = [s for s in _subject_ids(tenant_id) if starts.search(s.lower()) and named_by(s, groups)]
+    named = [s for s in _subject_ids(tenant_id, pool.db) if starts.search(s.lower()) and named_by(s, groups)]
     return pool.filter(subject_id__in=named).order_by("-updated_at", "id")
 
 
@@ -69,11 +69,11 @@ def _word_starts(groups: WordGroups) -> re.Pattern:
     return re.compile(r"(^|[^a-z0-9])(" + "|".join(map(re.escape, starts)) + ")")
 
 
-def _subject_ids(tenant_id) -> list[str]:
-    """The tenant's distinct subject ids (of every kind), at most ``MAX_SUBJECTS``."""
+def _subject_ids(tenant_id, using: str) -> list[str]:
+    """The tenant's distinct subject ids (of every kind), at most ``MAX_SUBJECTS``, read from ``using``."""
     if connection.vendor != "postgresql":
-        rows = Memory.objects.filter(tenant_id=tenant_id).values_list("subject_id", flat=True)
+        rows = Memory.objects.using(using).filter(tenant_id=tenant_id).values_list("subject_id", flat=True)
         return list(rows.distinct().order_by("subject_id")[:MAX_SUBJECTS])
-    with connection.cursor() as cursor:
+    with connections[using].cursor() as cursor:
         cursor.execute(_DISTINCT_SUBJECTS, {"tenant": tenant_id, "most": MAX_SUBJECTS})
         return list(dict.fromkeys(subject for (subject,) in cursor.fetchall()))

@@ -200,3 +200,36 @@ def test_a_token_revoked_while_the_replica_lags_is_refused_on_replica_routed_rea
             assert recall.status_code == 401, recall.text
         finally:
             standby.resume_replay()
+
+
+# What a search reads about the tenant's words and people (the first stage's statistics).
+_SEARCH_STATISTICS = ("memory_core_searchterm", "memory_core_searchcorpus", "WITH RECURSIVE subjects")
+
+
+def test_a_search_reads_its_word_and_subject_statistics_where_it_reads(scaled_web, live_server, agent):
+    """The lexemes' counts, the coverage IDF and the tenant's subject ids come from the replica too."""
+    from django.test.utils import CaptureQueriesContext
+
+    from memory_core.recall import RecallQuery, recall
+    from tenancy.services import bind_policy_context
+
+    with Custodian(live_server.url, agent.token) as custodian:
+        _remember(custodian, "Prefers weekly summaries on Mondays")
+    scaled_web.standby.wait_for_replay()
+    context = bind_policy_context(agent.agent, {"acting_for_subject": ALICE})
+
+    @replica.reads_from_replica
+    def search(text: str) -> list:
+        query = RecallQuery(text=text)
+        return recall(agent=agent.agent, query=query, context=context, limit=10, cursor=None).items
+
+    with (
+        CaptureQueriesContext(connections["default"]) as primary,
+        CaptureQueriesContext(connections[REPLICA]) as standby,
+    ):
+        assert search("weekly summaries")  # words match: their counts and IDF
+        assert search("What does Alice like?")  # no word matches: the named person's memories stand in
+    read = " ".join(query["sql"] for query in standby.captured_queries)
+    assert all(table in read for table in _SEARCH_STATISTICS), read
+    primary_reads = [query["sql"] for query in primary.captured_queries if "INSERT" not in query["sql"]]
+    assert not [sql for sql in primary_reads if any(table in sql for table in _SEARCH_STATISTICS)]
