@@ -63,6 +63,9 @@ STOP_WORDS = frozenset(
     there when where why how all any both each few more most other some such no nor not only own
     same so than too very s t can will just don should now""".split()  # noqa: SIM905
 )
+# "What kind of …", "which types of …": before "of", these frame the question (and would match
+# "that's so kind of you").
+FRAME_NOUNS = frozenset({"kind", "kinds", "sort", "sorts", "type", "types"})
 
 
 def search_document() -> SearchVector:
@@ -72,10 +75,14 @@ def search_document() -> SearchVector:
 
 
 def query_groups(text: str) -> list[tuple[str, ...]]:
-    """Return each meaningful query word with its lemmas and their inflections (the word first)."""
+    """Return each meaningful query word with its lemmas and their inflections (the word first).
+
+    The noun of a question's frame ("what kind of workshop") asks nothing: it is left out.
+    """
     seen, kinds, groups = set(), set(), []
-    for word in _WORD.findall(text.lower())[: MAX_TERMS * 2]:
-        if word in STOP_WORDS or word in seen:
+    words = _WORD.findall(text.lower())[: MAX_TERMS * 2]
+    for word, following in zip(words, [*words[1:], ""], strict=True):
+        if word in STOP_WORDS or word in seen or (word in FRAME_NOUNS and following == "of"):
             continue
         seen.add(word)
         forms = _forms(word)

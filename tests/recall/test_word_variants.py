@@ -48,3 +48,14 @@ def test_a_variant_is_a_known_word_never_an_invented_one():
 def test_two_words_of_one_group_count_once():
     groups = query_groups("weekly summaries, summarise them")
     assert [group[0] for group in groups] == ["weekly", "summaries"]
+
+
+def test_the_noun_framing_a_question_asks_nothing(agent):
+    _remember(agent, "Gabriel went to a pottery workshop with the kids")
+    _remember(agent, "That is so kind of you to help")
+    assert _found(agent, "What kind of workshop did Gabriel attend?") == [
+        "Gabriel went to a pottery workshop with the kids"
+    ]
+    assert _found(agent, "Who was kind?") == ["That is so kind of you to help"]  # not a frame here
+    framed = query_groups("Which types of outings, what sort of day?")
+    assert [group[0] for group in framed] == ["outings", "day"]
