@@ -14,9 +14,11 @@ in order. Two queries whatever the number of hits (one for ``adjacent``).
 
 import functools
 import uuid
+from dataclasses import dataclass
 
 from django.db import connections
 from django.db.models import QuerySet
+from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Coalesce
 
 from evidence.models import EvidenceSource
@@ -32,6 +34,15 @@ EPISODE_ORDER = (
     "id",
 )
 _UNREAD = object()  # a hit read without its episode column
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A hit's candidate neighbours in its episode, and what the hit itself says (it may ask)."""
+
+    before: uuid.UUID | None
+    after: uuid.UUID | None
+    statement: str | None
 
 
 def neighbours(hits: list[Memory], candidates: QuerySet, *, around: int) -> dict[uuid.UUID, dict]:
@@ -57,9 +68,9 @@ def neighbours(hits: list[Memory], candidates: QuerySet, *, around: int) -> dict
 
 def adjacent(
     hits: list[tuple[uuid.UUID, uuid.UUID | None]], candidates: QuerySet, *, source_kind: str
-) -> dict[uuid.UUID, dict[str, uuid.UUID]]:
-    """Return, per (id, episode) hit resting on a source of ``source_kind``, the candidates
-    ``before`` and ``after`` it.
+) -> dict[uuid.UUID, Placed]:
+    """Place each (id, episode) hit resting on a source of ``source_kind``: the candidates
+    before and after it, and its statement.
 
     Only the true neighbours: one a search's filters leave out is not replaced
     by the next. One query: the database orders the hits' episodes, takes each
@@ -74,23 +85,28 @@ def adjacent(
         return {}
     table, ids = Memory._meta.db_table, [to_db(pk) for pk, _ in hits]
     pool, pool_params = candidates.values("id").query.get_compiler(using=alias).as_sql()
+    statement, statement_params = _statement_sql(alias)
     # Only table names and compiled SQL are formatted in; every value is a parameter.
     sql = (
         f"WITH chain AS (SELECT id, LAG(id) OVER w AS prior_id, LEAD(id) OVER w AS next_id FROM {table}"  # noqa: S608
         f" WHERE episode IN ({_marks(episodes)})"
         f" AND episode IN (SELECT id FROM {EvidenceSource._meta.db_table} WHERE kind = %s)"
         f" WINDOW w AS (PARTITION BY episode ORDER BY {_order_sql(alias)}))"
-        " SELECT chain.id, prior_id, fore.id, next_id, aft.id FROM chain"
+        f" SELECT chain.id, prior_id, fore.id, next_id, aft.id, {statement} FROM chain"
+        f" JOIN {table} ON {table}.id = chain.id"
         f" LEFT JOIN ({pool}) fore ON fore.id = prior_id LEFT JOIN ({pool}) aft ON aft.id = next_id"
         f" WHERE chain.id IN ({_marks(ids)})"
     )
+    params = [*episodes, source_kind, *statement_params, *pool_params, *pool_params, *ids]
     with connections[alias].cursor() as cursor:
-        cursor.execute(sql, [*episodes, source_kind, *pool_params, *pool_params, *ids])
+        cursor.execute(sql, params)
         rows = cursor.fetchall()
     to_uuid = Memory._meta.pk.to_python
     return {
-        to_uuid(hit): {side: to_uuid(pk) for side, pk in (("before", prior), ("after", following)) if pk}
-        for hit, _, prior, _, following in rows
+        to_uuid(hit): Placed(
+            to_uuid(prior) if prior else None, to_uuid(following) if following else None, said
+        )
+        for hit, _, prior, _, following, said in rows
     }
 
 
@@ -103,6 +119,14 @@ def _order_sql(alias: str) -> str:
     """``EPISODE_ORDER`` within an episode, as this database's SQL (the one definition of the order)."""
     compiler = Memory.objects.order_by(*EPISODE_ORDER[1:]).query.get_compiler(using=alias)
     return ", ".join(sql for _, (sql, params, _) in compiler.get_order_by())
+
+
+@functools.lru_cache(maxsize=4)
+def _statement_sql(alias: str) -> tuple[str, tuple]:
+    """A memory row's statement as this database's SQL, and its parameters."""
+    query = Memory.objects.values_list(KeyTextTransform("statement", "content")).query
+    (_, (sql, params), _), *_ = query.get_compiler(using=alias).get_select()[0]
+    return sql, tuple(params)
 
 
 def _episodes(hits: list[Memory]) -> tuple[dict[uuid.UUID, uuid.UUID], dict[uuid.UUID, list[uuid.UUID]]]:

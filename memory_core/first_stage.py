@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING
 
 from django.db import connection
 from django.db.models import F, FloatField, OuterRef, QuerySet, Subquery, Value
-from django.db.models.fields.json import KeyTextTransform
 
 from evidence.models import EvidenceSource
 from memory_core import coverage as episode_coverage
@@ -106,8 +105,8 @@ def first_stage(
 
     One query (ids, BM25, what the policy decides on, the word groups each
     holds and, with an embedder, each candidate's vector for its exact
-    revision), plus the two of placing the best hits in their episodes and
-    reading which of them ask, and one for the words' IDF; two more when no
+    revision), plus one placing the best hits in their episodes (with what
+    each says, to tell which ask), and one for the words' IDF; two more when no
     word matched (the tenant's subject ids, the named ones' memories).
     """
     episode_weight = weights.episode
@@ -226,25 +225,18 @@ def _spread(
     the turn right after a hit that asks, the ``episode`` weight otherwise.
     """
     beside = adjacent([(row[0], row[10]) for row in hits], pool, source_kind=EvidenceSource.Kind.CONVERSATION)
-    asking = _asking([hit for hit, sides in beside.items() if "after" in sides])
     spread: dict[uuid.UUID, Spread] = {}
-    for hit in (row[0] for row in hits if lexical[row[0]] > 0):
-        for side, pk in beside.get(hit, {}).items():
-            offer = Spread(lexical[hit], hit, answers=side == "after" and hit in asking)
+    for hit in (row[0] for row in hits if lexical[row[0]] > 0 and row[0] in beside):
+        placed = beside[hit]
+        asks = isinstance(placed.statement, str) and bool(_ASKS.search(placed.statement))
+        for pk, answers in ((placed.before, False), (placed.after, asks)):
+            if pk is None:
+                continue
+            offer = Spread(lexical[hit], hit, answers=answers)
             held = spread.get(pk)
             if held is None or share[offer.answers] * offer.value > share[held.answers] * held.value:
                 spread[pk] = offer
     return spread
-
-
-def _asking(hits: list[uuid.UUID]) -> set[uuid.UUID]:
-    """The hits whose statement ends by asking (one query for all)."""
-    if not hits:
-        return set()
-    statements = Memory.objects.filter(pk__in=hits).values_list(
-        "pk", KeyTextTransform("statement", "content")
-    )
-    return {pk for pk, statement in statements if isinstance(statement, str) and _ASKS.search(statement)}
 
 
 def _decided_raw(policy: ReadPolicy, columns: tuple, context: dict, decided: dict[tuple, bool]) -> bool:
