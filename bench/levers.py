@@ -114,6 +114,8 @@ LEVERS: dict[str, LeverPatch] = {
     "dense-0.5-answer-1.0": _weights(dense=0.5, answer=1.0),
     "bm25-b-0.5": _constant("memory_core.search", "B", 0.5),
     "bm25-b-0.3": _constant("memory_core.search", "B", 0.3),
+    "follow-up-0.5": _weights(follow_up=0.5),
+    "follow-up-0.75": _weights(follow_up=0.75),
     "frame-nouns-kept": _constant("memory_core.search", "FRAME_NOUNS", frozenset()),
 }
 

@@ -38,11 +38,14 @@ _UNREAD = object()  # a hit read without its episode column
 
 @dataclass(frozen=True)
 class Placed:
-    """A hit's candidate neighbours in its episode, and what the hit itself says (it may ask)."""
+    """A hit's candidate neighbours in its episode (and the turn after the next), and what the hit
+    and the turn after it say (either may ask)."""
 
     before: uuid.UUID | None
     after: uuid.UUID | None
+    after_next: uuid.UUID | None
     statement: str | None
+    after_statement: str | None
 
 
 def neighbours(hits: list[Memory], candidates: QuerySet, *, around: int) -> dict[uuid.UUID, dict]:
@@ -70,11 +73,11 @@ def adjacent(
     hits: list[tuple[uuid.UUID, uuid.UUID | None]], candidates: QuerySet, *, source_kind: str
 ) -> dict[uuid.UUID, Placed]:
     """Place each (id, episode) hit resting on a source of ``source_kind``: the candidates
-    before and after it, and its statement.
+    before it, after it and after that, and what it and the turn after it say.
 
     Only the true neighbours: one a search's filters leave out is not replaced
     by the next. One query: the database orders the hits' episodes, takes each
-    hit's two neighbours (``LAG``/``LEAD``) and checks them against the
+    hit's neighbours (``LAG``/``LEAD``) and checks them against the
     candidates, so the episodes' rows are never shipped.
     """
     alias = candidates.db  # where the search reads: the replica when the view opted in to it
@@ -85,28 +88,29 @@ def adjacent(
         return {}
     table, ids = Memory._meta.db_table, [to_db(pk) for pk, _ in hits]
     pool, pool_params = candidates.values("id").query.get_compiler(using=alias).as_sql()
-    statement, statement_params = _statement_sql(alias)
+    said, said_params = _statement_sql(alias)
     # Only table names and compiled SQL are formatted in; every value is a parameter.
     sql = (
-        f"WITH chain AS (SELECT id, LAG(id) OVER w AS prior_id, LEAD(id) OVER w AS next_id FROM {table}"  # noqa: S608
+        "WITH chain AS (SELECT id, LAG(id) OVER w AS prior_id, LEAD(id) OVER w AS next_id,"  # noqa: S608
+        f" LEAD(id, 2) OVER w AS then_id, {said} AS said, LEAD({said}) OVER w AS next_said FROM {table}"
         f" WHERE episode IN ({_marks(episodes)})"
         f" AND episode IN (SELECT id FROM {EvidenceSource._meta.db_table} WHERE kind = %s)"
         f" WINDOW w AS (PARTITION BY episode ORDER BY {_order_sql(alias)}))"
-        f" SELECT chain.id, prior_id, fore.id, next_id, aft.id, {statement} FROM chain"
-        f" JOIN {table} ON {table}.id = chain.id"
+        " SELECT chain.id, fore.id, aft.id, thn.id, said, next_said FROM chain"
         f" LEFT JOIN ({pool}) fore ON fore.id = prior_id LEFT JOIN ({pool}) aft ON aft.id = next_id"
+        f" LEFT JOIN ({pool}) thn ON thn.id = then_id"
         f" WHERE chain.id IN ({_marks(ids)})"
     )
-    params = [*episodes, source_kind, *statement_params, *pool_params, *pool_params, *ids]
+    params = [*said_params, *said_params, *episodes, source_kind, *pool_params * 3, *ids]
     with connections[alias].cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     to_uuid = Memory._meta.pk.to_python
     return {
         to_uuid(hit): Placed(
-            to_uuid(prior) if prior else None, to_uuid(following) if following else None, said
+            *(to_uuid(pk) if pk else None for pk in (prior, following, then)), says, next_says
         )
-        for hit, _, prior, _, following, said in rows
+        for hit, prior, following, then, says, next_says in rows
     }
 
 

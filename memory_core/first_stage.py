@@ -33,6 +33,7 @@ windows (``ranking.rerank``), where each item's explanation shows them.
 
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -61,16 +62,21 @@ _ASKS = re.compile(r"\?[^\w.!?]*$")
 _POLICY_COLUMNS = ("sensitivity", "scope", "type", "state", "subject_kind", "subject_id", "fenced")
 
 
+BESIDE, ANSWERS, FOLLOWS = "beside", "answers", "follows"
+
+
 @dataclass(frozen=True)
 class Spread:
-    """A neighbour's episode signal: the lexical value of the adjacent hit it comes from.
+    """A neighbour's episode signal: the lexical value of the hit it comes from, and its role.
 
-    ``answers``: the neighbour is the turn right after a hit that asks (it weighs ``answer``).
+    ``role``: ``answers`` for the turn right after a hit that asks (it weighs
+    ``answer``), ``follows`` for the reply to a question asked right after a hit
+    (it weighs ``follow_up``), ``beside`` for any other turn next to a hit.
     """
 
     value: float
     source: uuid.UUID
-    answers: bool = False
+    role: str = BESIDE
 
 
 @dataclass
@@ -159,10 +165,18 @@ def first_stage(
                 strict=True,
             )
         )
-    share = {False: episode_weight, True: weights.answer or episode_weight}
+    share = {BESIDE: episode_weight, ANSWERS: weights.answer or episode_weight, FOLLOWS: weights.follow_up}
     if episode_weight:
         turns = pool.filter(type=Memory.Type.EPISODIC_EVENT)
-        stage.spread = _spread(events[:SPREAD_HITS], lexical, turns, share)
+
+        def served_raw(ids: set[uuid.UUID]) -> set[uuid.UUID]:
+            """Which of these turns the policy serves ``raw`` (one query for those not read yet)."""
+            unread = [pk for pk in ids if pk not in ranks]
+            read = turns.filter(pk__in=unread).values_list("pk", *_POLICY_COLUMNS) if unread else []
+            fresh = {row[0] for row in read if _decided_raw(policy, tuple(row[1:]), context, decided)}
+            return (ids & {row[0] for row in raw}) | fresh
+
+        stage.spread = _spread(events[:SPREAD_HITS], lexical, turns, share, served_raw)
     if groups:
         stage.subject = {pk: groups.share(bits) for pk, bits in named.items() if bits}
         if weights.coverage:
@@ -181,7 +195,7 @@ def _ordered(lexical: dict, stage: FirstStage, weights: "RankingWeights", share:
     for pk, value in stage.dense.items():
         keys[pk] += weights.dense * value
     for pk, offer in stage.spread.items():
-        keys[pk] = keys.get(pk, 0.0) + share[offer.answers] * offer.value
+        keys[pk] = keys.get(pk, 0.0) + share[offer.role] * offer.value
     for signal, weight in ((stage.coverage, weights.coverage), (stage.subject, weights.subject)):
         for pk, value in signal.items():
             keys[pk] += weight * value
@@ -217,26 +231,47 @@ def _coverage(turns: list[tuple], groups, held: int | None, named: dict) -> dict
 
 
 def _spread(
-    hits: list[tuple], lexical: dict, pool: QuerySet, share: dict[bool, float]
+    hits: list[tuple],
+    lexical: dict,
+    pool: QuerySet,
+    share: dict[str, float],
+    served_raw: Callable[[set[uuid.UUID]], set[uuid.UUID]],
 ) -> dict[uuid.UUID, Spread]:
     """Give each turn next to a hit the hit's lexical value; keep the one that weighs most.
 
-    ``share`` is the weight a neighbour's value takes: the ``answer`` weight for
-    the turn right after a hit that asks, the ``episode`` weight otherwise.
+    ``share`` is the weight a neighbour's value takes, by its role: ``answer``
+    for the turn right after a hit that asks, ``follow_up`` for the turn after
+    that when the one between asks (the teller's reply to a listener's question
+    about the hit), ``episode`` for any other. Only a turn between that the
+    policy serves ``raw`` (``served_raw``) is read for whether it asks.
     """
     beside = adjacent([(row[0], row[10]) for row in hits], pool, source_kind=EvidenceSource.Kind.CONVERSATION)
+    placed = {hit: beside[hit] for hit in (row[0] for row in hits) if lexical[hit] > 0 and hit in beside}
+    asked = (
+        {turn.after for turn in placed.values() if turn.after_next and _asks(turn.after_statement)}
+        if share[FOLLOWS]
+        else set()
+    )
+    asked = served_raw(asked) if asked else asked
     spread: dict[uuid.UUID, Spread] = {}
-    for hit in (row[0] for row in hits if lexical[row[0]] > 0 and row[0] in beside):
-        placed = beside[hit]
-        asks = isinstance(placed.statement, str) and bool(_ASKS.search(placed.statement))
-        for pk, answers in ((placed.before, False), (placed.after, asks)):
-            if pk is None:
+    for hit, turn in placed.items():
+        roles = (
+            (turn.before, BESIDE),
+            (turn.after, ANSWERS if _asks(turn.statement) else BESIDE),
+            (turn.after_next, FOLLOWS if turn.after in asked else None),
+        )
+        for pk, role in roles:
+            if pk is None or role is None:
                 continue
-            offer = Spread(lexical[hit], hit, answers=answers)
+            offer = Spread(lexical[hit], hit, role)
             held = spread.get(pk)
-            if held is None or share[offer.answers] * offer.value > share[held.answers] * held.value:
+            if held is None or share[role] * offer.value > share[held.role] * held.value:
                 spread[pk] = offer
     return spread
+
+
+def _asks(statement: str | None) -> bool:
+    return isinstance(statement, str) and bool(_ASKS.search(statement))
 
 
 def _decided_raw(policy: ReadPolicy, columns: tuple, context: dict, decided: dict[tuple, bool]) -> bool:

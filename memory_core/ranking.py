@@ -34,7 +34,7 @@ from django.utils.dateparse import parse_datetime
 from evidence.models import EvidenceRevision
 from memory_core import activation
 from memory_core.embeddings import active_embedder, query_vector, similarities
-from memory_core.first_stage import FirstStage
+from memory_core.first_stage import ANSWERS, BESIDE, FOLLOWS, FirstStage, Spread
 from memory_core.models import (
     Memory,
     MemoryEvidence,
@@ -76,6 +76,7 @@ class RankingWeights:
     answer: float = 0.0  # instead of ``episode`` for the reply to a hit that asks (0 before 2026-12-29.1)
     coverage: float = 0.0  # the share of the query its episode's raw turns hold (0 before 2027-01-05.1)
     subject: float = 0.0  # the share of the query the memory's subject id names (0 before 2027-01-12.1)
+    follow_up: float = 0.0  # for the reply to a question asked right after a hit (0 before 2027-01-19.1)
 
 
 _FIRST = RankingWeights(
@@ -94,8 +95,12 @@ _EPISODE = replace(_DENSE, version="2026-12-22.1", episode=0.5, recency=0.0)
 _ANSWER = replace(_EPISODE, version="2026-12-29.1", answer=0.75, dense=0.5)
 _COVERAGE = replace(_ANSWER, version="2027-01-05.1", coverage=0.5)
 _SUBJECT = replace(_COVERAGE, version="2027-01-12.1", subject=1.0)
-WEIGHTS = {weights.version: weights for weights in (_FIRST, _DENSE, _EPISODE, _ANSWER, _COVERAGE, _SUBJECT)}
-DEFAULT_VERSION = "2027-01-12.1"
+_FOLLOW_UP = replace(_SUBJECT, version="2027-01-19.1", follow_up=0.5)
+WEIGHTS = {
+    weights.version: weights
+    for weights in (_FIRST, _DENSE, _EPISODE, _ANSWER, _COVERAGE, _SUBJECT, _FOLLOW_UP)
+}
+DEFAULT_VERSION = "2027-01-19.1"
 
 
 @dataclass(frozen=True)
@@ -225,11 +230,8 @@ def rerank(window: list[Memory], rules: list[ReadRule], search: SearchRanking) -
         }
         signals["dense"] = (dense.get(memory.id, 0.0), type_weights.dense)
         beside = spread.get(memory.id)
-        answers = bool(beside and beside.answers and type_weights.answer)
-        signals["episode"] = (
-            beside.value if beside else 0.0,
-            type_weights.answer if answers else type_weights.episode,
-        )
+        role = _role(beside, type_weights)
+        signals["episode"] = (beside.value if beside else 0.0, _ROLE_WEIGHT[role](type_weights))
         signals["coverage"] = (
             search.stage.coverage.get(memory.id, 0.0) if search.stage else 0.0,
             type_weights.coverage,
@@ -240,7 +242,7 @@ def rerank(window: list[Memory], rules: list[ReadRule], search: SearchRanking) -
         )
         level = levels[memory.id]
         notes = {
-            "episode": ({"beside": str(beside.source)} | ({"answers": True} if answers else {}))
+            "episode": ({"beside": str(beside.source)} | ({role: True} if role != BESIDE else {}))
             if beside
             else {},
             "activation": {"base_level": None if level == -math.inf else round(level, 4)},
@@ -261,6 +263,20 @@ def rerank(window: list[Memory], rules: list[ReadRule], search: SearchRanking) -
         ),
     )
     return [scored[n] for n in order]
+
+
+# The weight of a neighbour's episode signal, by its role (``first_stage.Spread``).
+_ROLE_WEIGHT = {
+    BESIDE: lambda weights: weights.episode,
+    ANSWERS: lambda weights: weights.answer,
+    FOLLOWS: lambda weights: weights.follow_up,
+}
+
+
+def _role(beside: Spread | None, weights: RankingWeights) -> str:
+    """A neighbour's role; the reply to a hit that asks is any neighbour to weights without ``answer``."""
+    role = beside.role if beside else BESIDE
+    return BESIDE if role == ANSWERS and not weights.answer else role
 
 
 def _lexical(shown: list[tuple[Memory, ReadRule]], query: str) -> dict:

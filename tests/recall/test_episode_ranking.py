@@ -203,3 +203,61 @@ def test_a_neighbour_the_search_filters_leave_out_is_not_brought_in(agent, api, 
     assert str(answer.id) in served(search(api, asked))
     body = search(api, asked, filters={"subject": {"kind": "user", "id": "pm-alice"}})
     assert served(body) == [str(question.id)]
+
+
+FOLLOW_UP = WEIGHTS[DEFAULT_VERSION].follow_up
+TOLD = "Maya: Treated myself and got an espresso machine"
+REPLY = "It was on sale, about two hundred bucks"  # no word of the question
+PAID = "How much did Maya pay for the espresso machine?"
+
+
+@pytest.fixture
+def told(agent, turn):
+    """A session: a turn telling something, a listener's question about it, the teller's reply."""
+
+    def make(asked: str = "Tomas: Ooh, was it worth it?", **asked_fields):
+        session = make_evidence(agent.agent, kind="conversation")
+        hit = turn(TOLD, evidence=session)
+        between = turn(asked, evidence=session, **asked_fields)
+        reply = turn(REPLY, evidence=session)
+        turn("Tomas: Ha, nice", evidence=session)
+        return hit, between, reply
+
+    return make
+
+
+def test_the_reply_to_a_question_about_a_hit_comes_up_and_says_so(told, api):
+    hit, _, reply = told()
+    body = search(api, PAID)
+    assert served(body)[0] == str(hit.id)
+    item = next(item for item in body["results"] if item["memory"]["memory_id"] == str(reply.id))
+    lexical = body["results"][0]["explanation"]["lexical"]["value"]
+    assert item["explanation"]["lexical"]["value"] == 0.0
+    assert item["explanation"]["episode"] == {
+        "value": lexical,
+        "weight": FOLLOW_UP,
+        "contribution": round(lexical * FOLLOW_UP, 4),
+        "beside": str(hit.id),
+        "follows": True,
+    }
+    assert 0 < FOLLOW_UP < ANSWERS  # two turns away is a less sure reply than the next one
+
+
+def test_a_turn_two_after_a_hit_is_nothing_when_the_one_between_does_not_ask(told, api):
+    _, _, reply = told("Tomas: Nice one.")
+    assert str(reply.id) not in served(search(api, PAID))
+
+
+def test_a_question_the_reader_may_not_see_raw_lifts_no_reply(told, api):
+    """Whether a withheld turn asks is its content: it never moves the turn after it."""
+    _, between, reply = told(sensitivity="confidential", subject={"kind": "user", "id": "bob"})
+    body = search(api, PAID)
+    modes = {item["memory"]["memory_id"]: item["return_mode"] for item in body["results"]}
+    assert modes.get(str(between.id)) == "masked"  # beside the hit, shown in the view it may have
+    assert str(reply.id) not in modes
+
+
+def test_the_previous_weights_version_lifts_no_reply_two_turns_away(told, api, agent, settings):
+    _, _, reply = told()
+    settings.CUSTODIAN_RANKING_WEIGHTS = {agent.tenant.name: "2027-01-12.1"}
+    assert str(reply.id) not in served(search(api, PAID))
