@@ -106,10 +106,12 @@ def adjacent(
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     to_uuid = Memory._meta.pk.to_python
+
+    def pk(value) -> uuid.UUID | None:
+        return to_uuid(value) if value else None
+
     return {
-        to_uuid(hit): Placed(
-            *(to_uuid(pk) if pk else None for pk in (prior, following, then)), says, next_says
-        )
+        to_uuid(hit): Placed(pk(prior), pk(following), pk(then), says, next_says)
         for hit, prior, following, then, says, next_says in rows
     }
 

@@ -247,11 +247,11 @@ def _spread(
     """
     beside = adjacent([(row[0], row[10]) for row in hits], pool, source_kind=EvidenceSource.Kind.CONVERSATION)
     placed = {hit: beside[hit] for hit in (row[0] for row in hits) if lexical[hit] > 0 and hit in beside}
-    asked = (
-        {turn.after for turn in placed.values() if turn.after_next and _asks(turn.after_statement)}
-        if share[FOLLOWS]
-        else set()
-    )
+    asked: set[uuid.UUID] = {
+        turn.after
+        for turn in placed.values()
+        if share[FOLLOWS] and turn.after and turn.after_next and _asks(turn.after_statement)
+    }
     asked = served_raw(asked) if asked else asked
     spread: dict[uuid.UUID, Spread] = {}
     for hit, turn in placed.items():
