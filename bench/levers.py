@@ -98,6 +98,7 @@ LEVERS: dict[str, LeverPatch] = {
     "2026-12-22.1": _version("2026-12-22.1"),
     "2026-12-29.1": _version("2026-12-29.1"),
     "2027-01-05.1": _version("2027-01-05.1"),
+    "2027-01-12.1": _version("2027-01-12.1"),
     "answer-0.6": _weights(answer=0.6),
     "answer-1.0": _weights(answer=1.0),
     "spread-40": _constant("memory_core.first_stage", "SPREAD_HITS", 40),

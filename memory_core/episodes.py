@@ -38,14 +38,15 @@ _UNREAD = object()  # a hit read without its episode column
 
 @dataclass(frozen=True)
 class Placed:
-    """A hit's candidate neighbours in its episode (and the turn after the next), and what the hit
-    and the turn after it say (either may ask)."""
+    """A hit's candidate neighbours in its episode (and the turn after the next), what the hit and
+    the turn after it say (either may ask), and the columns asked for of the turn after it."""
 
     before: uuid.UUID | None
     after: uuid.UUID | None
     after_next: uuid.UUID | None
     statement: str | None
     after_statement: str | None
+    after_columns: tuple = ()
 
 
 def neighbours(hits: list[Memory], candidates: QuerySet, *, around: int) -> dict[uuid.UUID, dict]:
@@ -70,10 +71,15 @@ def neighbours(hits: list[Memory], candidates: QuerySet, *, around: int) -> dict
 
 
 def adjacent(
-    hits: list[tuple[uuid.UUID, uuid.UUID | None]], candidates: QuerySet, *, source_kind: str
+    hits: list[tuple[uuid.UUID, uuid.UUID | None]],
+    candidates: QuerySet,
+    *,
+    source_kind: str,
+    after_columns: tuple[str, ...] = (),
 ) -> dict[uuid.UUID, Placed]:
     """Place each (id, episode) hit resting on a source of ``source_kind``: the candidates
-    before it, after it and after that, and what it and the turn after it say.
+    before it, after it and after that, what it and the turn after it say, and that turn's
+    ``after_columns`` (as ``candidates`` has them).
 
     Only the true neighbours: one a search's filters leave out is not replaced
     by the next. One query: the database orders the hits' episodes, takes each
@@ -88,20 +94,31 @@ def adjacent(
         return {}
     table, ids = Memory._meta.db_table, [to_db(pk) for pk, _ in hits]
     pool, pool_params = candidates.values("id").query.get_compiler(using=alias).as_sql()
-    said, said_params = _statement_sql(alias)
+    aft, aft_params = candidates.values("id", *after_columns).query.get_compiler(using=alias).as_sql()
+    (said, said_params), (next_said, next_params) = _statement_sql(alias, "hit"), _statement_sql(alias, "nxt")
+    quote = connections[alias].ops.quote_name
+    columns = "".join(f", aft.{quote(name)}" for name in after_columns)
     # Only table names and compiled SQL are formatted in; every value is a parameter.
     sql = (
         "WITH chain AS (SELECT id, LAG(id) OVER w AS prior_id, LEAD(id) OVER w AS next_id,"  # noqa: S608
-        f" LEAD(id, 2) OVER w AS then_id, {said} AS said, LEAD({said}) OVER w AS next_said FROM {table}"
-        f" WHERE episode IN ({_marks(episodes)})"
+        f" LEAD(id, 2) OVER w AS then_id FROM {table} WHERE episode IN ({_marks(episodes)})"
         f" AND episode IN (SELECT id FROM {EvidenceSource._meta.db_table} WHERE kind = %s)"
         f" WINDOW w AS (PARTITION BY episode ORDER BY {_order_sql(alias)}))"
-        " SELECT chain.id, fore.id, aft.id, thn.id, said, next_said FROM chain"
-        f" LEFT JOIN ({pool}) fore ON fore.id = prior_id LEFT JOIN ({pool}) aft ON aft.id = next_id"
-        f" LEFT JOIN ({pool}) thn ON thn.id = then_id"
-        f" WHERE chain.id IN ({_marks(ids)})"
+        f" SELECT chain.id, fore.id, aft.id, thn.id, {said}, {next_said}{columns} FROM chain"
+        f" JOIN {table} hit ON hit.id = chain.id LEFT JOIN {table} nxt ON nxt.id = next_id"
+        f" LEFT JOIN ({pool}) fore ON fore.id = prior_id LEFT JOIN ({aft}) aft ON aft.id = next_id"
+        f" LEFT JOIN ({pool}) thn ON thn.id = then_id WHERE chain.id IN ({_marks(ids)})"
     )
-    params = [*said_params, *said_params, *episodes, source_kind, *pool_params * 3, *ids]
+    params = [
+        *episodes,
+        source_kind,
+        *said_params,
+        *next_params,
+        *pool_params,
+        *aft_params,
+        *pool_params,
+        *ids,
+    ]
     with connections[alias].cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
@@ -111,8 +128,10 @@ def adjacent(
         return to_uuid(value) if value else None
 
     return {
-        to_uuid(hit): Placed(pk(prior), pk(following), pk(then), says, next_says)
-        for hit, prior, following, then, says, next_says in rows
+        to_uuid(hit): Placed(
+            pk(prior), pk(following), pk(then), says, next_says, tuple(rest) if following else ()
+        )
+        for hit, prior, following, then, says, next_says, *rest in rows
     }
 
 
@@ -127,12 +146,13 @@ def _order_sql(alias: str) -> str:
     return ", ".join(sql for _, (sql, params, _) in compiler.get_order_by())
 
 
-@functools.lru_cache(maxsize=4)
-def _statement_sql(alias: str) -> tuple[str, tuple]:
-    """A memory row's statement as this database's SQL, and its parameters."""
+@functools.lru_cache(maxsize=8)
+def _statement_sql(alias: str, row: str) -> tuple[str, tuple]:
+    """The statement of the memory row named ``row`` as this database's SQL, and its parameters."""
     query = Memory.objects.values_list(KeyTextTransform("statement", "content")).query
     (_, (sql, params), _), *_ = query.get_compiler(using=alias).get_select()[0]
-    return sql, tuple(params)
+    table = connections[alias].ops.quote_name(Memory._meta.db_table)
+    return sql.replace(f"{table}.", f"{row}."), tuple(params)
 
 
 def _episodes(hits: list[Memory]) -> tuple[dict[uuid.UUID, uuid.UUID], dict[uuid.UUID, list[uuid.UUID]]]:

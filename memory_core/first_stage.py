@@ -15,7 +15,9 @@ reordered here by three signals besides their BM25 (relative to the best):
   The turn right after a hit that asks something (its last sentence ends
   in "?") is that question's likely answer, and takes the ``answer`` weight
   instead: in a conversation, what a question's words are about is said in
-  the reply;
+  the reply. When the turn right after a hit asks instead ("Ooh, was it
+  worth it?"), the turn after that (the teller's reply about the hit) takes
+  the ``follow_up`` weight, provided the turn between is served ``raw``;
 - **coverage**: each turn takes the share of the question its episode's turns
   hold between them (``memory_core.coverage``), so the session where the
   question's person and subject both come up lifts its turns above a lone
@@ -112,7 +114,8 @@ def first_stage(
     One query (ids, BM25, what the policy decides on, the word groups each
     holds and, with an embedder, each candidate's vector for its exact
     revision), plus one placing the best hits in their episodes (with what
-    each says, to tell which ask), and one for the words' IDF; two more when no
+    each and the turn after it say, to tell which ask, and what the policy
+    decides the turn after on), and one for the words' IDF; two more when no
     word matched (the tenant's subject ids, the named ones' memories).
     """
     episode_weight = weights.episode
@@ -169,12 +172,8 @@ def first_stage(
     if episode_weight:
         turns = pool.filter(type=Memory.Type.EPISODIC_EVENT)
 
-        def served_raw(ids: set[uuid.UUID]) -> set[uuid.UUID]:
-            """Which of these turns the policy serves ``raw`` (one query for those not read yet)."""
-            unread = [pk for pk in ids if pk not in ranks]
-            read = turns.filter(pk__in=unread).values_list("pk", *_POLICY_COLUMNS) if unread else []
-            fresh = {row[0] for row in read if _decided_raw(policy, tuple(row[1:]), context, decided)}
-            return (ids & {row[0] for row in raw}) | fresh
+        def served_raw(columns: tuple) -> bool:
+            return _decided_raw(policy, columns, context, decided)
 
         stage.spread = _spread(events[:SPREAD_HITS], lexical, turns, share, served_raw)
     if groups:
@@ -235,7 +234,7 @@ def _spread(
     lexical: dict,
     pool: QuerySet,
     share: dict[str, float],
-    served_raw: Callable[[set[uuid.UUID]], set[uuid.UUID]],
+    served_raw: Callable[[tuple], bool],
 ) -> dict[uuid.UUID, Spread]:
     """Give each turn next to a hit the hit's lexical value; keep the one that weighs most.
 
@@ -243,16 +242,24 @@ def _spread(
     for the turn right after a hit that asks, ``follow_up`` for the turn after
     that when the one between asks (the teller's reply to a listener's question
     about the hit), ``episode`` for any other. Only a turn between that the
-    policy serves ``raw`` (``served_raw``) is read for whether it asks.
+    policy serves ``raw`` (``served_raw``, given its policy columns) counts as asking.
     """
-    beside = adjacent([(row[0], row[10]) for row in hits], pool, source_kind=EvidenceSource.Kind.CONVERSATION)
+    beside = adjacent(
+        [(row[0], row[10]) for row in hits],
+        pool,
+        source_kind=EvidenceSource.Kind.CONVERSATION,
+        after_columns=_POLICY_COLUMNS,
+    )
     placed = {hit: beside[hit] for hit in (row[0] for row in hits) if lexical[hit] > 0 and hit in beside}
-    asked: set[uuid.UUID] = {
+    asked = {
         turn.after
         for turn in placed.values()
-        if share[FOLLOWS] and turn.after and turn.after_next and _asks(turn.after_statement)
+        if share[FOLLOWS]
+        and turn.after
+        and turn.after_next
+        and _asks(turn.after_statement)
+        and served_raw(turn.after_columns)
     }
-    asked = served_raw(asked) if asked else asked
     spread: dict[uuid.UUID, Spread] = {}
     for hit, turn in placed.items():
         roles = (

@@ -261,3 +261,11 @@ def test_the_previous_weights_version_lifts_no_reply_two_turns_away(told, api, a
     _, _, reply = told()
     settings.CUSTODIAN_RANKING_WEIGHTS = {agent.tenant.name: "2027-01-12.1"}
     assert str(reply.id) not in served(search(api, PAID))
+
+
+def test_a_question_the_filters_leave_out_lifts_no_reply(told, api):
+    """The turn between must be a candidate: one the search's filters drop says nothing."""
+    hit, between, reply = told(subject={"kind": "user", "id": "tomas"})
+    body = search(api, PAID, filters={"subject": {"kind": "user", "id": "pm-alice"}})
+    assert str(hit.id) in served(body)
+    assert str(between.id) not in served(body) and str(reply.id) not in served(body)
