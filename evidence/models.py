@@ -93,6 +93,16 @@ class EvidenceRevision(models.Model):
             models.UniqueConstraint(fields=["source", "revision"], name="evidence_revision_unique"),
             models.CheckConstraint(condition=models.Q(revision__gte=1), name="evidence_revision_gte_1"),
         ]
+        indexes = [
+            # Few revisions are ever invalidated: with this index a fence check
+            # (``MemoryQuerySet.with_fence``) hashes those few once per query
+            # instead of probing two indexes for every candidate memory.
+            models.Index(
+                fields=["tenant"],
+                condition=models.Q(status="invalidated"),
+                name="evidence_revision_invalidated",
+            ),
+        ]
         permissions = [("invalidate_evidencerevision", "Can invalidate evidence revisions")]
 
     def __str__(self) -> str:
