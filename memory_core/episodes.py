@@ -93,32 +93,27 @@ def adjacent(
     if not episodes:
         return {}
     table, ids = Memory._meta.db_table, [to_db(pk) for pk, _ in hits]
-    pool, pool_params = candidates.values("id").query.get_compiler(using=alias).as_sql()
-    aft, aft_params = candidates.values("id", *after_columns).query.get_compiler(using=alias).as_sql()
+    near, near_params = candidates.values("id", *after_columns).query.get_compiler(using=alias).as_sql()
     (said, said_params), (next_said, next_params) = _statement_sql(alias, "hit"), _statement_sql(alias, "nxt")
     quote = connections[alias].ops.quote_name
     columns = "".join(f", aft.{quote(name)}" for name in after_columns)
-    # Only table names and compiled SQL are formatted in; every value is a parameter.
+    # Only table names and compiled SQL are formatted in; every value is a parameter. The
+    # candidates are read once, for the neighbours only, and joined three times.
     sql = (
         "WITH chain AS (SELECT id, LAG(id) OVER w AS prior_id, LEAD(id) OVER w AS next_id,"  # noqa: S608
         f" LEAD(id, 2) OVER w AS then_id FROM {table} WHERE episode IN ({_marks(episodes)})"
-        f" AND episode IN (SELECT id FROM {EvidenceSource._meta.db_table} WHERE kind = %s)"
-        f" WINDOW w AS (PARTITION BY episode ORDER BY {_order_sql(alias)}))"
-        f" SELECT chain.id, fore.id, aft.id, thn.id, {said}, {next_said}{columns} FROM chain"
-        f" JOIN {table} hit ON hit.id = chain.id LEFT JOIN {table} nxt ON nxt.id = next_id"
-        f" LEFT JOIN ({pool}) fore ON fore.id = prior_id LEFT JOIN ({aft}) aft ON aft.id = next_id"
-        f" LEFT JOIN ({pool}) thn ON thn.id = then_id WHERE chain.id IN ({_marks(ids)})"
+        f" AND episode IN (SELECT id FROM {EvidenceSource._meta.db_table} WHERE id IN ({_marks(episodes)})"
+        " AND kind = %s)"
+        f" WINDOW w AS (PARTITION BY episode ORDER BY {_order_sql(alias)})),"
+        f" hits AS (SELECT id, prior_id, next_id, then_id FROM chain WHERE id IN ({_marks(ids)})),"
+        f" near AS (SELECT * FROM ({near}) near WHERE near.id IN (SELECT prior_id FROM hits"
+        " UNION ALL SELECT next_id FROM hits UNION ALL SELECT then_id FROM hits))"
+        f" SELECT hits.id, fore.id, aft.id, thn.id, {said}, {next_said}{columns} FROM hits"
+        f" JOIN {table} hit ON hit.id = hits.id LEFT JOIN {table} nxt ON nxt.id = next_id"
+        " LEFT JOIN near fore ON fore.id = prior_id LEFT JOIN near aft ON aft.id = next_id"
+        " LEFT JOIN near thn ON thn.id = then_id"
     )
-    params = [
-        *episodes,
-        source_kind,
-        *said_params,
-        *next_params,
-        *pool_params,
-        *aft_params,
-        *pool_params,
-        *ids,
-    ]
+    params = [*episodes, *episodes, source_kind, *ids, *near_params, *said_params, *next_params]
     with connections[alias].cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
