@@ -99,6 +99,7 @@ LEVERS: dict[str, LeverPatch] = {
     "2026-12-29.1": _version("2026-12-29.1"),
     "2027-01-05.1": _version("2027-01-05.1"),
     "2027-01-12.1": _version("2027-01-12.1"),
+    "2027-01-19.1": _version("2027-01-19.1"),
     "answer-0.6": _weights(answer=0.6),
     "answer-1.0": _weights(answer=1.0),
     "spread-40": _constant("memory_core.first_stage", "SPREAD_HITS", 40),
@@ -117,6 +118,7 @@ LEVERS: dict[str, LeverPatch] = {
     "bm25-b-0.3": _constant("memory_core.search", "B", 0.3),
     "follow-up-0.5": _weights(follow_up=0.5),
     "follow-up-0.75": _weights(follow_up=0.75),
+    "answer-follow-up-0.25": _weights(answer_follow_up=0.25),
     "frame-nouns-kept": _constant("memory_core.search", "FRAME_NOUNS", frozenset()),
 }
 

@@ -37,16 +37,30 @@ _UNREAD = object()  # a hit read without its episode column
 
 
 @dataclass(frozen=True)
+class Following:
+    """A turn after a hit: its id when it is a candidate (None when the search's filters leave it
+    out), what it says, and the columns asked for of it (as the candidates have them)."""
+
+    id: uuid.UUID | None
+    statement: str | None
+    columns: tuple = ()
+
+
+NOTHING_FOLLOWS = Following(None, None)
+
+
+@dataclass(frozen=True)
 class Placed:
-    """A hit's candidate neighbours in its episode (and the turn after the next), what the hit and
-    the turn after it say (either may ask), and the columns asked for of the turn after it."""
+    """A hit's candidate neighbour before it in its episode, what the hit says (it may ask), and
+    the turns after it, nearest first."""
 
     before: uuid.UUID | None
-    after: uuid.UUID | None
-    after_next: uuid.UUID | None
     statement: str | None
-    after_statement: str | None
-    after_columns: tuple = ()
+    following: tuple[Following, ...] = ()
+
+    def after(self, n: int) -> Following:
+        """The ``n``-th turn after the hit (0: the next), or ``NOTHING_FOLLOWS`` past the episode's end."""
+        return self.following[n] if n < len(self.following) else NOTHING_FOLLOWS
 
 
 def neighbours(hits: list[Memory], candidates: QuerySet, *, around: int) -> dict[uuid.UUID, dict]:
@@ -75,16 +89,18 @@ def adjacent(
     candidates: QuerySet,
     *,
     source_kind: str,
+    after: int = 1,
     after_columns: tuple[str, ...] = (),
 ) -> dict[uuid.UUID, Placed]:
-    """Place each (id, episode) hit resting on a source of ``source_kind``: the candidates
-    before it, after it and after that, what it and the turn after it say, and that turn's
-    ``after_columns`` (as ``candidates`` has them).
+    """Place each (id, episode) hit resting on a source of ``source_kind``: the candidate before
+    it, what it says, and the ``after`` turns after it (each: a candidate or not, what it says,
+    its ``after_columns``).
 
     Only the true neighbours: one a search's filters leave out is not replaced
     by the next. One query: the database orders the hits' episodes, takes each
     hit's neighbours (``LAG``/``LEAD``) and checks them against the
-    candidates, so the episodes' rows are never shipped.
+    candidates (read once, for those neighbours only), so the episodes' rows
+    are never shipped.
     """
     alias = candidates.db  # where the search reads: the replica when the view opted in to it
     # A UUID as this database's driver takes it (SQLite stores one as 32 hex digits).
@@ -94,40 +110,52 @@ def adjacent(
         return {}
     table, ids = Memory._meta.db_table, [to_db(pk) for pk, _ in hits]
     near, near_params = candidates.values("id", *after_columns).query.get_compiler(using=alias).as_sql()
-    (said, said_params), (next_said, next_params) = _statement_sql(alias, "hit"), _statement_sql(alias, "nxt")
     quote = connections[alias].ops.quote_name
-    columns = "".join(f", aft.{quote(name)}" for name in after_columns)
-    # Only table names and compiled SQL are formatted in; every value is a parameter. The
-    # candidates are read once, for the neighbours only, and joined three times.
+    steps = range(1, after + 1)
+    said, said_params = _statement_sql(alias, "hit")
+    selected, joined, selected_params = [f"hits.id, fore.id, {said}"], [], [*said_params]
+    for step in steps:
+        step_said, step_params = _statement_sql(alias, f"t{step}")
+        selected.append(f"n{step}.id, {step_said}" + "".join(f", n{step}.{quote(c)}" for c in after_columns))
+        selected_params += step_params
+        joined.append(
+            f" LEFT JOIN {table} t{step} ON t{step}.id = next{step}_id"
+            f" LEFT JOIN near n{step} ON n{step}.id = next{step}_id"
+        )
+    leads = "".join(f", LEAD(id, {step}) OVER w AS next{step}_id" for step in steps)
+    unions = "".join(f" UNION ALL SELECT next{step}_id FROM hits" for step in steps)  # noqa: S608
+    # Only table names and compiled SQL are formatted in; every value is a parameter.
     sql = (
-        "WITH chain AS (SELECT id, LAG(id) OVER w AS prior_id, LEAD(id) OVER w AS next_id,"  # noqa: S608
-        f" LEAD(id, 2) OVER w AS then_id FROM {table} WHERE episode IN ({_marks(episodes)})"
-        f" AND episode IN (SELECT id FROM {EvidenceSource._meta.db_table} WHERE id IN ({_marks(episodes)})"
-        " AND kind = %s)"
+        f"WITH chain AS (SELECT id, LAG(id) OVER w AS prior_id{leads} FROM {table}"  # noqa: S608
+        f" WHERE episode IN ({_marks(episodes)}) AND episode IN (SELECT id"
+        f" FROM {EvidenceSource._meta.db_table} WHERE id IN ({_marks(episodes)}) AND kind = %s)"
         f" WINDOW w AS (PARTITION BY episode ORDER BY {_order_sql(alias)})),"
-        f" hits AS (SELECT id, prior_id, next_id, then_id FROM chain WHERE id IN ({_marks(ids)})),"
-        f" near AS (SELECT * FROM ({near}) near WHERE near.id IN (SELECT prior_id FROM hits"
-        " UNION ALL SELECT next_id FROM hits UNION ALL SELECT then_id FROM hits))"
-        f" SELECT hits.id, fore.id, aft.id, thn.id, {said}, {next_said}{columns} FROM hits"
-        f" JOIN {table} hit ON hit.id = hits.id LEFT JOIN {table} nxt ON nxt.id = next_id"
-        " LEFT JOIN near fore ON fore.id = prior_id LEFT JOIN near aft ON aft.id = next_id"
-        " LEFT JOIN near thn ON thn.id = then_id"
+        f" hits AS (SELECT * FROM chain WHERE id IN ({_marks(ids)})),"
+        f" near AS (SELECT * FROM ({near}) near WHERE near.id IN (SELECT prior_id FROM hits{unions}))"
+        f" SELECT {', '.join(selected)} FROM hits JOIN {table} hit ON hit.id = hits.id"
+        f" LEFT JOIN near fore ON fore.id = prior_id{''.join(joined)}"
     )
-    params = [*episodes, *episodes, source_kind, *ids, *near_params, *said_params, *next_params]
+    params = [*episodes, *episodes, source_kind, *ids, *near_params, *selected_params]
     with connections[alias].cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     to_uuid = Memory._meta.pk.to_python
+    return {to_uuid(hit): _placed(prior, says, rest, len(after_columns)) for hit, prior, says, *rest in rows}
 
-    def pk(value) -> uuid.UUID | None:
-        return to_uuid(value) if value else None
 
-    return {
-        to_uuid(hit): Placed(
-            pk(prior), pk(following), pk(then), says, next_says, tuple(rest) if following else ()
-        )
-        for hit, prior, following, then, says, next_says, *rest in rows
-    }
+def _to_uuid(value) -> uuid.UUID | None:
+    return Memory._meta.pk.to_python(value) if value else None
+
+
+def _placed(prior, says: str | None, rest: list, width: int) -> Placed:
+    """A row of ``adjacent`` as a ``Placed``: per turn after the hit, its candidate id, what it
+    says and its ``width`` columns."""
+    step = 2 + width
+    following = []
+    for at in range(0, len(rest), step):
+        candidate, statement, *columns = rest[at : at + step]
+        following.append(Following(_to_uuid(candidate), statement, tuple(columns) if candidate else ()))
+    return Placed(_to_uuid(prior), says, tuple(following))
 
 
 def _marks(values: list) -> str:

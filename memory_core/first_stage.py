@@ -17,7 +17,9 @@ reordered here by three signals besides their BM25 (relative to the best):
   instead: in a conversation, what a question's words are about is said in
   the reply. When the turn right after a hit asks instead ("Ooh, was it
   worth it?"), the turn after that (the teller's reply about the hit) takes
-  the ``follow_up`` weight, provided the turn between is served ``raw``;
+  the ``follow_up`` weight, provided the turn between is served ``raw``; and
+  when a hit asks, is answered and the listener asks again ("what was it
+  like?"), the turn after that (the story) takes ``answer_follow_up``;
 - **coverage**: each turn takes the share of the question its episode's turns
   hold between them (``memory_core.coverage``), so the session where the
   question's person and subject both come up lifts its turns above a lone
@@ -46,7 +48,7 @@ from evidence.models import EvidenceSource
 from memory_core import coverage as episode_coverage
 from memory_core import subjects
 from memory_core.embeddings import active_embedder, query_vector, similarities
-from memory_core.episodes import adjacent
+from memory_core.episodes import Placed, adjacent
 from memory_core.models import Memory, MemoryVector
 from memory_core.read_policy import ReadPolicy
 
@@ -64,7 +66,7 @@ _ASKS = re.compile(r"\?[^\w.!?]*$")
 _POLICY_COLUMNS = ("sensitivity", "scope", "type", "state", "subject_kind", "subject_id", "fenced")
 
 
-BESIDE, ANSWERS, FOLLOWS = "beside", "answers", "follows"
+BESIDE, ANSWERS, FOLLOWS, FOLLOWS_ANSWER = "beside", "answers", "follows", "follows_answer"
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,9 @@ class Spread:
 
     ``role``: ``answers`` for the turn right after a hit that asks (it weighs
     ``answer``), ``follows`` for the reply to a question asked right after a hit
-    (it weighs ``follow_up``), ``beside`` for any other turn next to a hit.
+    (it weighs ``follow_up``), ``follows_answer`` for the reply to a question asked
+    after the answer to a hit that asks (``answer_follow_up``), ``beside`` for any
+    other turn next to a hit.
     """
 
     value: float
@@ -168,7 +172,12 @@ def first_stage(
                 strict=True,
             )
         )
-    share = {BESIDE: episode_weight, ANSWERS: weights.answer or episode_weight, FOLLOWS: weights.follow_up}
+    share = {
+        BESIDE: episode_weight,
+        ANSWERS: weights.answer or episode_weight,
+        FOLLOWS: weights.follow_up,
+        FOLLOWS_ANSWER: weights.answer_follow_up,
+    }
     if episode_weight:
         turns = pool.filter(type=Memory.Type.EPISODIC_EVENT)
 
@@ -238,43 +247,49 @@ def _spread(
 ) -> dict[uuid.UUID, Spread]:
     """Give each turn next to a hit the hit's lexical value; keep the one that weighs most.
 
-    ``share`` is the weight a neighbour's value takes, by its role: ``answer``
-    for the turn right after a hit that asks, ``follow_up`` for the turn after
-    that when the one between asks (the teller's reply to a listener's question
-    about the hit), ``episode`` for any other. Only a turn between that the
-    policy serves ``raw`` (``served_raw``, given its policy columns) counts as asking.
+    ``share`` is the weight a neighbour's value takes, by its role (``_roles``).
     """
     beside = adjacent(
         [(row[0], row[10]) for row in hits],
         pool,
         source_kind=EvidenceSource.Kind.CONVERSATION,
+        after=3 if share[FOLLOWS_ANSWER] else 2,
         after_columns=_POLICY_COLUMNS,
     )
-    placed = {hit: beside[hit] for hit in (row[0] for row in hits) if lexical[hit] > 0 and hit in beside}
-    asked = {
-        turn.after
-        for turn in placed.values()
-        if share[FOLLOWS]
-        and turn.after
-        and turn.after_next
-        and _asks(turn.after_statement)
-        and served_raw(turn.after_columns)
-    }
     spread: dict[uuid.UUID, Spread] = {}
-    for hit, turn in placed.items():
-        roles = (
-            (turn.before, BESIDE),
-            (turn.after, ANSWERS if _asks(turn.statement) else BESIDE),
-            (turn.after_next, FOLLOWS if turn.after in asked else None),
-        )
-        for pk, role in roles:
-            if pk is None or role is None:
-                continue
+    for hit in (row[0] for row in hits):
+        if lexical[hit] <= 0 or hit not in beside:
+            continue
+        for pk, role in _roles(beside[hit], share, served_raw):
             offer = Spread(lexical[hit], hit, role)
             held = spread.get(pk)
             if held is None or share[role] * offer.value > share[held.role] * held.value:
                 spread[pk] = offer
     return spread
+
+
+def _roles(turn: Placed, share: dict[str, float], served_raw: Callable[[tuple], bool]) -> list[tuple]:
+    """The turns around a hit that take its value, each with its role.
+
+    The turn before, and the one after, are ``beside`` it; the one after a hit
+    that asks ``answers`` it. When the turn after the hit asks (the listener's
+    question about it), the one after that ``follows``: the teller's reply.
+    When the hit asks and the turn after its answer asks again ("what was it
+    like?"), the reply to that ``follows_answer``. Only a turn the policy serves
+    ``raw`` (``served_raw``, given its policy columns) counts as asking.
+    """
+
+    def asks(n: int) -> bool:
+        after = turn.after(n)
+        return bool(after.id) and _asks(after.statement) and served_raw(after.columns)
+
+    hit_asks = _asks(turn.statement)
+    roles = [(turn.before, BESIDE), (turn.after(0).id, ANSWERS if hit_asks else BESIDE)]
+    if share[FOLLOWS] and asks(0):
+        roles.append((turn.after(1).id, FOLLOWS))
+    if share[FOLLOWS_ANSWER] and hit_asks and turn.after(0).id and asks(1):
+        roles.append((turn.after(2).id, FOLLOWS_ANSWER))
+    return [(pk, role) for pk, role in roles if pk]
 
 
 def _asks(statement: str | None) -> bool:

@@ -34,7 +34,7 @@ from django.utils.dateparse import parse_datetime
 from evidence.models import EvidenceRevision
 from memory_core import activation
 from memory_core.embeddings import active_embedder, query_vector, similarities
-from memory_core.first_stage import ANSWERS, BESIDE, FOLLOWS, FirstStage, Spread
+from memory_core.first_stage import ANSWERS, BESIDE, FOLLOWS, FOLLOWS_ANSWER, FirstStage, Spread
 from memory_core.models import (
     Memory,
     MemoryEvidence,
@@ -77,6 +77,8 @@ class RankingWeights:
     coverage: float = 0.0  # the share of the query its episode's raw turns hold (0 before 2027-01-05.1)
     subject: float = 0.0  # the share of the query the memory's subject id names (0 before 2027-01-12.1)
     follow_up: float = 0.0  # for the reply to a question asked right after a hit (0 before 2027-01-19.1)
+    # For the reply to a question asked after the answer to a hit that asks (0 before 2027-01-26.1).
+    answer_follow_up: float = 0.0
 
 
 _FIRST = RankingWeights(
@@ -96,11 +98,12 @@ _ANSWER = replace(_EPISODE, version="2026-12-29.1", answer=0.75, dense=0.5)
 _COVERAGE = replace(_ANSWER, version="2027-01-05.1", coverage=0.5)
 _SUBJECT = replace(_COVERAGE, version="2027-01-12.1", subject=1.0)
 _FOLLOW_UP = replace(_SUBJECT, version="2027-01-19.1", follow_up=0.5)
+_ANSWER_FOLLOW_UP = replace(_FOLLOW_UP, version="2027-01-26.1", answer_follow_up=0.5)
 WEIGHTS = {
     weights.version: weights
-    for weights in (_FIRST, _DENSE, _EPISODE, _ANSWER, _COVERAGE, _SUBJECT, _FOLLOW_UP)
+    for weights in (_FIRST, _DENSE, _EPISODE, _ANSWER, _COVERAGE, _SUBJECT, _FOLLOW_UP, _ANSWER_FOLLOW_UP)
 }
-DEFAULT_VERSION = "2027-01-19.1"
+DEFAULT_VERSION = "2027-01-26.1"
 
 
 @dataclass(frozen=True)
@@ -270,6 +273,7 @@ _ROLE_WEIGHT = {
     BESIDE: lambda weights: weights.episode,
     ANSWERS: lambda weights: weights.answer,
     FOLLOWS: lambda weights: weights.follow_up,
+    FOLLOWS_ANSWER: lambda weights: weights.answer_follow_up,
 }
 
 

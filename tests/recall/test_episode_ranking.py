@@ -6,7 +6,9 @@ Tuesday night"): the turn before it does. The first stage
 hit's lexical value, weighted by ``episode`` in the ranking weights. Only a
 hit served ``raw`` lends anything, so a masked or fenced memory never moves
 another. The turn right after a hit that asks (its last sentence ends in "?")
-is its likely reply, and weighs ``answer`` instead.
+is its likely reply, and weighs ``answer`` instead; the teller's reply to a
+listener's question about a hit weighs ``follow_up``, and the story told after
+the answer to a hit that asks and a second question, ``answer_follow_up``.
 """
 
 import pytest
@@ -269,3 +271,59 @@ def test_a_question_the_filters_leave_out_lifts_no_reply(told, api):
     body = search(api, PAID, filters={"subject": {"kind": "user", "id": "pm-alice"}})
     assert str(hit.id) in served(body)
     assert str(between.id) not in served(body) and str(reply.id) not in served(body)
+
+
+ANSWER_FOLLOW_UP = WEIGHTS[DEFAULT_VERSION].answer_follow_up
+ASKED_ABOUT = "Tomas: Did you make it to that support group you mentioned?"
+STORY = "Maya: Everyone was so welcoming, one story really stayed with me"  # no word of the question
+HOW = "How did the support group turn out?"
+
+
+@pytest.fixture
+def chained(agent, turn):
+    """A session: a question, its short answer, the listener's "what was it like?", the story."""
+
+    def make(opening: str = ASKED_ABOUT, **again_fields):
+        session = make_evidence(agent.agent, kind="conversation")
+        hit = turn(opening, evidence=session)
+        turn("Maya: I did, two weekends ago", evidence=session)
+        again = turn("Tomas: Oh nice, what was it like?", evidence=session, **again_fields)
+        story = turn(STORY, evidence=session)
+        turn("Tomas: Glad you made it", evidence=session)
+        return hit, again, story
+
+    return make
+
+
+def test_the_reply_to_a_question_after_the_answer_to_a_hit_comes_up_and_says_so(chained, api):
+    hit, _, story = chained()
+    body = search(api, HOW)
+    assert served(body)[0] == str(hit.id)
+    item = next(item for item in body["results"] if item["memory"]["memory_id"] == str(story.id))
+    lexical = body["results"][0]["explanation"]["lexical"]["value"]
+    assert item["explanation"]["lexical"]["value"] == 0.0
+    assert item["explanation"]["episode"] == {
+        "value": lexical,
+        "weight": ANSWER_FOLLOW_UP,
+        "contribution": round(lexical * ANSWER_FOLLOW_UP, 4),
+        "beside": str(hit.id),
+        "follows_answer": True,
+    }
+    assert 0 < ANSWER_FOLLOW_UP <= FOLLOW_UP  # three turns away is no surer than two
+
+
+def test_a_reply_three_after_a_hit_that_does_not_ask_is_nothing(chained, api):
+    _, _, story = chained("Tomas: I hear that support group meets on Fridays.")
+    assert str(story.id) not in served(search(api, HOW))
+
+
+def test_a_second_question_the_reader_may_not_see_raw_lifts_no_reply(chained, api):
+    """Whether a withheld turn asks is its content: it never moves the turn after it."""
+    *_, story = chained(sensitivity="confidential", subject={"kind": "user", "id": "bob"})
+    assert str(story.id) not in served(search(api, HOW))
+
+
+def test_the_previous_weights_version_lifts_no_reply_three_turns_away(chained, api, agent, settings):
+    _, _, story = chained()
+    settings.CUSTODIAN_RANKING_WEIGHTS = {agent.tenant.name: "2027-01-19.1"}
+    assert str(story.id) not in served(search(api, HOW))
