@@ -112,30 +112,34 @@ def adjacent(
     near, near_params = candidates.values("id", *after_columns).query.get_compiler(using=alias).as_sql()
     quote = connections[alias].ops.quote_name
     steps = range(1, after + 1)
-    said, said_params = _statement_sql(alias, "hit")
-    selected, joined, selected_params = [f"hits.id, fore.id, {said}"], [], [*said_params]
-    for step in steps:
-        step_said, step_params = _statement_sql(alias, f"t{step}")
-        selected.append(f"n{step}.id, {step_said}" + "".join(f", n{step}.{quote(c)}" for c in after_columns))
-        selected_params += step_params
-        joined.append(
-            f" LEFT JOIN {table} t{step} ON t{step}.id = next{step}_id"
-            f" LEFT JOIN near n{step} ON n{step}.id = next{step}_id"
-        )
-    leads = "".join(f", LEAD(id, {step}) OVER w AS next{step}_id" for step in steps)
+    said, said_params = _statement_sql(alias)
+    # What the hit and each turn after it but the last say, read as the window passes: no join.
+    leads = ", said0" + "".join(
+        f", LEAD(id, {step}) OVER w AS next{step}_id"
+        + (f", LEAD(said0, {step}) OVER w AS said{step}" if step < after else "")
+        for step in steps
+    )
+    selected = "".join(
+        f", n{step}.id, "
+        + (f"hits.said{step}" if step < after else "NULL")
+        + "".join(f", n{step}.{quote(name)}" for name in after_columns)
+        for step in steps
+    )
+    joined = "".join(f" LEFT JOIN near n{step} ON n{step}.id = next{step}_id" for step in steps)
     unions = "".join(f" UNION ALL SELECT next{step}_id FROM hits" for step in steps)  # noqa: S608
-    # Only table names and compiled SQL are formatted in; every value is a parameter.
+    # Only table and column names, step numbers and compiled SQL are formatted in; every value is
+    # a parameter.
     sql = (
-        f"WITH chain AS (SELECT id, LAG(id) OVER w AS prior_id{leads} FROM {table}"  # noqa: S608
-        f" WHERE episode IN ({_marks(episodes)}) AND episode IN (SELECT id"
-        f" FROM {EvidenceSource._meta.db_table} WHERE id IN ({_marks(episodes)}) AND kind = %s)"
+        f"WITH chain AS (SELECT id, LAG(id) OVER w AS prior_id{leads} FROM (SELECT *, {said} AS said0"  # noqa: S608
+        f" FROM {table} WHERE episode IN ({_marks(episodes)}) AND episode IN (SELECT id"
+        f" FROM {EvidenceSource._meta.db_table} WHERE id IN ({_marks(episodes)}) AND kind = %s)) {table}"
         f" WINDOW w AS (PARTITION BY episode ORDER BY {_order_sql(alias)})),"
         f" hits AS (SELECT * FROM chain WHERE id IN ({_marks(ids)})),"
         f" near AS (SELECT * FROM ({near}) near WHERE near.id IN (SELECT prior_id FROM hits{unions}))"
-        f" SELECT {', '.join(selected)} FROM hits JOIN {table} hit ON hit.id = hits.id"
-        f" LEFT JOIN near fore ON fore.id = prior_id{''.join(joined)}"
+        f" SELECT hits.id, fore.id, hits.said0{selected} FROM hits"
+        f" LEFT JOIN near fore ON fore.id = prior_id{joined}"
     )
-    params = [*episodes, *episodes, source_kind, *ids, *near_params, *selected_params]
+    params = [*said_params, *episodes, *episodes, source_kind, *ids, *near_params]
     with connections[alias].cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
@@ -169,13 +173,12 @@ def _order_sql(alias: str) -> str:
     return ", ".join(sql for _, (sql, params, _) in compiler.get_order_by())
 
 
-@functools.lru_cache(maxsize=8)
-def _statement_sql(alias: str, row: str) -> tuple[str, tuple]:
-    """The statement of the memory row named ``row`` as this database's SQL, and its parameters."""
+@functools.lru_cache(maxsize=4)
+def _statement_sql(alias: str) -> tuple[str, tuple]:
+    """A memory's statement as this database's SQL over the memory table, and its parameters."""
     query = Memory.objects.values_list(KeyTextTransform("statement", "content")).query
     (_, (sql, params), _), *_ = query.get_compiler(using=alias).get_select()[0]
-    table = connections[alias].ops.quote_name(Memory._meta.db_table)
-    return sql.replace(f"{table}.", f"{row}."), tuple(params)
+    return sql, tuple(params)
 
 
 def _episodes(hits: list[Memory]) -> tuple[dict[uuid.UUID, uuid.UUID], dict[uuid.UUID, list[uuid.UUID]]]:
