@@ -5,8 +5,6 @@ statement (captured from a real request) must walk the (tenant, seq) index, for 
 several, as an auditor of two tenants or a superuser sees them.
 """
 
-import json
-
 import pytest
 from django.contrib.auth.models import User
 from django.db import connection
@@ -16,6 +14,7 @@ from django.urls import reverse
 from bench.seed import seed_applied_memories
 from bench.textgen import TextGenerator
 from tests.factories import make_agent, make_evidence
+from tests.plans import plan_nodes
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -35,12 +34,6 @@ def seeded(agent):
         cursor.execute("VACUUM ANALYZE executor_receipt")
 
 
-def _nodes(plan: dict):
-    yield plan
-    for child in plan.get("Plans", []):
-        yield from _nodes(child)
-
-
 def _list_plan(client, query: str = "") -> list[dict]:
     with CaptureQueriesContext(connection) as captured:
         assert client.get(reverse("admin:executor_receipt_changelist") + query).status_code == 200
@@ -50,10 +43,7 @@ def _list_plan(client, query: str = "") -> list[dict]:
         if 'FROM "executor_receipt"' in q["sql"] and "ORDER BY" in q["sql"]
     ]
     assert listing, "the list read no receipts"
-    with connection.cursor() as cursor:
-        cursor.execute(f"EXPLAIN (FORMAT JSON) {listing[0]}")
-        plan = cursor.fetchone()[0]
-    return list(_nodes((json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]))
+    return plan_nodes(listing[0])
 
 
 @pytest.mark.parametrize("query", ["", "?tenant__id__exact={tenant}"])

@@ -8,8 +8,6 @@ asserted, not the time: with fresh statistics, every statement of a real search
 that checks a fence must reach the evidence revisions through the partial index.
 """
 
-import json
-
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -18,6 +16,7 @@ from bench.seed import seed_applied_memories
 from bench.textgen import TextGenerator
 from evidence.models import EvidenceRevision
 from tests.factories import make_evidence
+from tests.plans import plan_nodes
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -44,12 +43,6 @@ def seeded(agent):
     return text
 
 
-def _nodes(plan: dict):
-    yield plan
-    for child in plan.get("Plans", []):
-        yield from _nodes(child)
-
-
 def test_a_search_finds_fenced_memories_through_the_invalidated_revisions_index(api, seeded):
     with CaptureQueriesContext(connection) as captured:
         response = api.post(
@@ -60,9 +53,6 @@ def test_a_search_finds_fenced_memories_through_the_invalidated_revisions_index(
     fenced_reads = [q["sql"] for q in captured.captured_queries if "'invalidated'" in q["sql"]]
     assert fenced_reads, "the search checked no fence"
     for sql in fenced_reads:
-        with connection.cursor() as cursor:
-            cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}")
-            plan = cursor.fetchone()[0]
-        nodes = list(_nodes((json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]))
+        nodes = plan_nodes(sql)
         reached = {n.get("Index Name") for n in nodes if n.get("Relation Name") == REVISIONS}
         assert reached == {"evidence_revision_invalidated"}, (reached, sql)

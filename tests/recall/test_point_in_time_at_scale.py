@@ -7,8 +7,6 @@ what made one such search run until the web worker was killed. Whatever a search
 statement past the web's budget is cancelled and the caller gets a 503 problem, never a 500.
 """
 
-import json
-
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -17,6 +15,7 @@ from django.utils import timezone
 from bench.seed import seed_applied_memories
 from bench.textgen import TextGenerator
 from tests.factories import make_evidence
+from tests.plans import plan_nodes
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -35,12 +34,6 @@ def seeded(agent):
     return text
 
 
-def _nodes(plan: dict):
-    yield plan
-    for child in plan.get("Plans", []):
-        yield from _nodes(child)
-
-
 def _history_search_plan(api, body: dict) -> list[dict]:
     """Send the search over HTTP; return the nodes of PostgreSQL's plan for its history window query."""
     with CaptureQueriesContext(connection) as captured:
@@ -48,10 +41,7 @@ def _history_search_plan(api, body: dict) -> list[dict]:
     assert response.status_code == 200, response.content
     windows = [q["sql"] for q in captured.captured_queries if HISTORY in q["sql"] and "LIMIT" in q["sql"]]
     assert windows, "the search read no history window"
-    with connection.cursor() as cursor:
-        cursor.execute(f"EXPLAIN (FORMAT JSON) {windows[0]}")
-        plan = cursor.fetchone()[0]
-    return list(_nodes((json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]))
+    return plan_nodes(windows[0])
 
 
 @pytest.mark.parametrize("subject", [None, {"kind": "user", "id": "pm-3"}])
