@@ -118,8 +118,8 @@ def first_stage(
     One query (ids, BM25, what the policy decides on, the word groups each
     holds and, with an embedder, each candidate's vector for its exact
     revision), plus one placing the best hits in their episodes (with what
-    each and the turn after it say, to tell which ask, and what the policy
-    decides the turn after on), and one for the words' IDF; two more when no
+    each and the turns after it say, to tell which ask, and what the policy
+    decides those turns on), and one for the words' IDF; two more when no
     word matched (the tenant's subject ids, the named ones' memories).
     """
     episode_weight = weights.episode
