@@ -21,11 +21,11 @@ import uuid
 from dataclasses import dataclass
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
-from django.db.models import Case, IntegerField, QuerySet, Value, When
+from django.db.models import IntegerField, QuerySet
 from django.db.models.fields.json import KeyTextTransform
 
 from memory_core.models import Memory
-from memory_core.search import LexemeQuery, idf, query_groups, stems_of, text_stems
+from memory_core.search import Matched, idf, query_groups, stems_of, text_stems
 
 
 @dataclass(frozen=True)
@@ -64,17 +64,7 @@ def word_groups(query: str, tenant_id, *, using: str = DEFAULT_DB_ALIAS) -> Word
 def with_held_groups(candidates: QuerySet, groups: WordGroups) -> QuerySet:
     """PostgreSQL: annotate ``held``, a bit per word group the candidate's search vector holds."""
     return candidates.annotate(
-        held=sum(
-            (
-                Case(
-                    When(document=LexemeQuery(group), then=Value(1 << n)),
-                    default=Value(0),
-                    output_field=IntegerField(),
-                )
-                for n, group in enumerate(groups.stems)
-            ),
-            start=Value(0),
-        )
+        held=Matched("document", [(group, 1 << n) for n, group in enumerate(groups.stems)], IntegerField())
     )
 
 
