@@ -20,6 +20,7 @@ from django.utils import timezone
 from core.errors import DomainError
 from core.keyed import keyed_digest
 from core.replica import on_primary
+from evidence.models import EvidenceRevision
 from memory_core.episodes import neighbours as episode_neighbours
 from memory_core.first_stage import POOL, FirstStage, first_stage
 from memory_core.links import linked_context
@@ -500,12 +501,21 @@ def _evidence_by_memory(memories: list[Memory]) -> dict[uuid.UUID, list[dict]]:
     if not memories:
         return {}
     revisions = {memory.id: memory.revision for memory in memories}
-    links = MemoryEvidence.objects.filter(memory_id__any=list(revisions)).select_related("evidence_revision")
+    links = MemoryEvidence.objects.filter(memory_id__any=list(revisions)).order_by("pk")
+    # The binding and status only: an evidence revision's content (a whole conversation) is never read.
+    rows = links.values_list(
+        "memory_id",
+        "memory_revision",
+        "evidence_revision__source_id",
+        "evidence_revision__revision",
+        "evidence_revision__content_hash",
+        "evidence_revision__status",
+    )
     evidence: dict[uuid.UUID, list[dict]] = {}
-    for link in links:
-        if link.memory_revision == revisions[link.memory_id]:
-            revision = link.evidence_revision
-            evidence.setdefault(link.memory_id, []).append({**revision.binding(), "status": revision.status})
+    for memory_id, memory_revision, source_id, revision, content_hash, status in rows:
+        if memory_revision == revisions[memory_id]:
+            cited = EvidenceRevision(source_id=source_id, revision=revision, content_hash=content_hash)
+            evidence.setdefault(memory_id, []).append({**cited.binding(), "status": status})
     return evidence
 
 
