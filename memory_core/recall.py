@@ -497,7 +497,7 @@ def _as_memory(row) -> Memory:
 
 
 def _evidence_by_memory(memories: list[Memory]) -> dict[uuid.UUID, list[dict]]:
-    """The current evidence of each memory, in one query."""
+    """The current evidence of each memory, in the order its proposal froze it (one query)."""
     if not memories:
         return {}
     revisions = {memory.id: memory.revision for memory in memories}

@@ -3,6 +3,7 @@
 import pytest
 
 from memory_core.models import AccessEvent
+from tests.factories import apply_released, approve, create_payload, make_evidence, make_person, submit
 
 
 def search(api, query="", **body):
@@ -25,6 +26,27 @@ def test_internal_memory_is_raw_with_evidence_and_matched_terms(api, remember):
     assert item["matched_terms"] == ["weekly"]
     assert item["consumable_text"] == "Alice prefers weekly summaries"
     assert item["memory"]["memory_id"] == str(memory.id)
+
+
+def test_a_served_memory_lists_its_evidence_as_its_proposal_froze_it(agent, api):
+    cited = [make_evidence(agent.agent) for _ in range(3)]
+    memory = {
+        "subject": {"kind": "user", "id": "pm-alice"},
+        "scope": "user",
+        "type": "preference",
+        "content": {"statement": "Alice prefers weekly summaries"},
+        "sensitivity": "internal",
+    }
+    proposal = submit(agent.agent, {**create_payload(memory, cited), "identified_by_client": True})
+    for n in range(proposal.required_approvals):
+        approve(make_person(f"cites-{n}", agent.tenant), proposal)
+    assert apply_released(proposal).outcome == "applied"
+    item = search(api, "weekly").json()["results"][0]
+    frozen = sorted(
+        (revision.binding() for revision in cited), key=lambda b: (b["evidence_id"], b["revision"])
+    )
+    assert proposal.evidence == frozen  # the proposal's own order: by evidence, then revision
+    assert item["memory"]["evidence"] == [{**binding, "status": "valid"} for binding in frozen]
 
 
 def test_confidential_memory_is_masked_without_any_original_text(api, remember, marker):
