@@ -1,11 +1,11 @@
 """The stored search vector is the search document, kept current by the database on every write."""
 
 import pytest
-from django.db.models import F, TextField
+from django.db.models import F, FloatField, IntegerField, TextField
 from django.db.models.functions import Cast
 
 from memory_core.models import Memory
-from memory_core.search import search_document
+from memory_core.search import Matched, search_document
 from tests.factories import make_evidence, owner_context, submit
 
 pytestmark = pytest.mark.postgres
@@ -76,3 +76,19 @@ def test_each_history_row_carries_the_vector_of_what_its_revision_said(agent, ap
     )
     assert [(revision, stored == computed) for revision, stored, computed in rows] == [(1, True), (2, True)]
     assert "'week'" in rows[0][1] and "'month'" in rows[1][1]
+
+
+def test_matched_sums_what_the_groups_a_vector_holds_are_worth_and_normalises_by_its_length(
+    agent, applied_memory_factory
+):
+    memory = applied_memory_factory(agent)  # "Alice prefers weekly summaries": four lexemes
+    rows = Memory.objects.filter(pk=memory.pk).alias(document=F("search_vector"))
+    groups = [({"week"}, 1), ({"month"}, 2), ({"digest", "summari"}, 4), ({"o'brien\\"}, 8)]
+    held = rows.annotate(held=Matched("document", groups, IntegerField()))
+    assert held.values_list("held", flat=True).get() == 1 | 4  # a quote or backslash is a literal
+    rank = rows.annotate(
+        rank=Matched(
+            "document", [({"week"}, 2.5), ({"month"}, 7.0)], FloatField(), length_norm=(2.2, 0.3, 0.5)
+        )
+    )
+    assert rank.values_list("rank", flat=True).get() == pytest.approx(2.5 * 2.2 / (0.3 + 0.5 * 4))
