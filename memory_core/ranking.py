@@ -22,6 +22,7 @@ import bisect
 import functools
 import math
 import re
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -37,7 +38,6 @@ from memory_core.embeddings import active_embedder, query_vector, similarities
 from memory_core.first_stage import ANSWERS, BESIDE, FOLLOWS, FOLLOWS_ANSWER, FirstStage, Spread
 from memory_core.models import (
     Memory,
-    MemoryEvidence,
     MemoryReads,
     MemoryVector,
     RecallFeedback,
@@ -45,6 +45,7 @@ from memory_core.models import (
 from memory_core.read_policy import ReadRule
 from memory_core.return_modes import visible_text
 from memory_core.search import query_groups, visible_match
+from memory_core.selectors import current_evidence
 from registrations.compiled import ActiveRegistration
 from registrations.selectors import active_registration
 
@@ -157,6 +158,7 @@ class Scored:
     score: float
     signals: dict = field(default_factory=dict)
     notes: dict = field(default_factory=dict)  # per signal: what else the explanation says
+    evidence: list[dict] | None = None  # a raw item's evidence as served (``selectors.current_evidence``)
 
     @functools.cached_property
     def explanation(self) -> dict:
@@ -201,7 +203,8 @@ def rerank(window: list[Memory], rules: list[ReadRule], search: SearchRanking) -
     at = search.at or timezone.now()
     shown = [(m, r) for m, r in zip(window, rules, strict=True) if r.mode != "deny"]
     uses = _uses([m.id for m, _ in shown], tenant_id)
-    sources = _sources([m for m, r in shown if r.mode == "raw"])
+    evidence = current_evidence([m for m, r in shown if r.mode == "raw"])
+    sources = _sources(evidence)
     votes = _votes([(m.id, m.revision) for m, _ in shown], tenant_id)
     lexical = _lexical(shown, query)
     dense, embedder = _dense([m for m, r in shown if r.mode == "raw"], query)
@@ -254,7 +257,7 @@ def rerank(window: list[Memory], rules: list[ReadRule], search: SearchRanking) -
             else {"embedder": embedder, "absent": _absent(embedder, rule, query)},
         }
         score = round(sum(value * weight for value, weight in signals.values()), 6)
-        scored.append(Scored(memory, rule, score, signals, notes))
+        scored.append(Scored(memory, rule, score, signals, notes, evidence.get(memory.id)))
     order = sorted(
         range(len(scored)),
         key=lambda n: (
@@ -416,19 +419,13 @@ def _uses(ids: Iterable, tenant_id) -> dict:
     return uses
 
 
-def _sources(memories: list[Memory]) -> dict:
+def _sources(evidence: dict[uuid.UUID, list[dict]]) -> dict:
     """Independent sources (distinct evidence sources, revision valid now) of each served revision."""
-    if not memories:
-        return {}
-    revisions = {memory.id: memory.revision for memory in memories}
-    links = MemoryEvidence.objects.filter(
-        memory_id__any=list(revisions), evidence_revision__status=EvidenceRevision.Status.VALID
-    ).values_list("memory_id", "memory_revision", "evidence_revision__source_id")
-    found: dict = {}
-    for memory_id, revision, source in links:
-        if revision == revisions[memory_id]:
-            found.setdefault(memory_id, set()).add(source)
-    return {memory_id: len(sources) for memory_id, sources in found.items()}
+    valid = EvidenceRevision.Status.VALID
+    return {
+        memory_id: len({cited["evidence_id"] for cited in links if cited["status"] == valid})
+        for memory_id, links in evidence.items()
+    }
 
 
 def _votes(items: list[tuple], tenant_id) -> dict:

@@ -20,7 +20,6 @@ from django.utils import timezone
 from core.errors import DomainError
 from core.keyed import keyed_digest
 from core.replica import on_primary
-from evidence.models import EvidenceRevision
 from memory_core.episodes import neighbours as episode_neighbours
 from memory_core.first_stage import POOL, FirstStage, first_stage
 from memory_core.links import linked_context
@@ -28,7 +27,6 @@ from memory_core.models import (
     AccessEvent,
     AccessEventItem,
     Memory,
-    MemoryEvidence,
     MemoryLink,
     MemoryReads,
 )
@@ -36,7 +34,7 @@ from memory_core.ranking import WINDOW, Scored, SearchRanking, occurred_at_of, r
 from memory_core.read_policy import active_read_policy
 from memory_core.return_modes import matched_terms, present
 from memory_core.search import ranked
-from memory_core.selectors import MemoryNotFound, lineage_of
+from memory_core.selectors import MemoryNotFound, current_evidence, lineage_of
 from memory_core.statements import instant, normalised_statement
 from registrations.selectors import active_registration
 from tenancy.models import Agent
@@ -205,7 +203,9 @@ def recall(
         for pk, pair in link_ends.items()
         if not isinstance(pk, tuple) and pk not in {memory.id for memory, _ in served}
     ]
-    evidence = _evidence_by_memory([memory for memory, rule in served if rule.mode == "raw"])
+    # Ranking read the evidence of the raw items it scored; only the context's need reading.
+    evidence = {entry.memory.id: entry.evidence for entry in rows if entry.evidence is not None}
+    evidence |= current_evidence([m for m, rule in served if rule.mode == "raw" and m.id not in evidence])
 
     def shown(memory: Memory, rule) -> dict:
         return present(memory, rule.mode, evidence=evidence.get(memory.id))
@@ -377,7 +377,7 @@ def read_memory(*, agent: Agent, memory_id: uuid.UUID, context: dict) -> tuple[d
             context=context,
         )
         raise MemoryNotFound()
-    evidence = _evidence_by_memory([memory]).get(memory.id) if rule.mode == "raw" else None
+    evidence = current_evidence([memory]).get(memory.id) if rule.mode == "raw" else None
     _record(
         agent,
         _Access(
@@ -494,29 +494,6 @@ def _as_memory(row) -> Memory:
     memory = Memory(**{name: getattr(row, name) for name in _HISTORY_COLUMNS})
     memory.fenced, memory.rank = row.fenced, getattr(row, "rank", 0.0)  # type: ignore[attr-defined]
     return memory
-
-
-def _evidence_by_memory(memories: list[Memory]) -> dict[uuid.UUID, list[dict]]:
-    """The current evidence of each memory, in the order its proposal froze it (one query)."""
-    if not memories:
-        return {}
-    revisions = {memory.id: memory.revision for memory in memories}
-    links = MemoryEvidence.objects.filter(memory_id__any=list(revisions)).order_by("pk")
-    # The binding and status only: an evidence revision's content (a whole conversation) is never read.
-    rows = links.values_list(
-        "memory_id",
-        "memory_revision",
-        "evidence_revision__source_id",
-        "evidence_revision__revision",
-        "evidence_revision__content_hash",
-        "evidence_revision__status",
-    )
-    evidence: dict[uuid.UUID, list[dict]] = {}
-    for memory_id, memory_revision, source_id, revision, content_hash, status in rows:
-        if memory_revision == revisions[memory_id]:
-            cited = EvidenceRevision(source_id=source_id, revision=revision, content_hash=content_hash)
-            evidence.setdefault(memory_id, []).append({**cited.binding(), "status": status})
-    return evidence
 
 
 @dataclass(frozen=True)

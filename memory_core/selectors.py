@@ -1,9 +1,19 @@
 """Reads of memories, always within the caller's tenant."""
 
+import uuid
+
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
 from core.errors import NotFound
-from memory_core.models import AccessEvent, AccessEventItem, Memory, MemoryLineage, MemoryVector
+from evidence.models import EvidenceRevision
+from memory_core.models import (
+    AccessEvent,
+    AccessEventItem,
+    Memory,
+    MemoryEvidence,
+    MemoryLineage,
+    MemoryVector,
+)
 
 
 class MemoryNotFound(NotFound):
@@ -60,3 +70,30 @@ def revisions_without_vector(*, embedder: str) -> QuerySet[Memory]:
         memory=OuterRef("pk"), memory_revision=OuterRef("revision"), embedder=embedder
     )
     return Memory.objects.exclude(state=Memory.State.DELETED).filter(~Exists(vector)).order_by("pk")
+
+
+def current_evidence(memories: list[Memory]) -> dict[uuid.UUID, list[dict]]:
+    """What each memory's current revision rests on: each binding with its status, in the order its
+    proposal froze it (one query). Only the binding is read, never the evidence's content (a whole
+    conversation, say)."""
+    if not memories:
+        return {}
+    revisions = {memory.id: memory.revision for memory in memories}
+    rows = (
+        MemoryEvidence.objects.filter(memory_id__any=list(revisions))
+        .order_by("pk")
+        .values_list(
+            "memory_id",
+            "memory_revision",
+            "evidence_revision__source_id",
+            "evidence_revision__revision",
+            "evidence_revision__content_hash",
+            "evidence_revision__status",
+        )
+    )
+    evidence: dict[uuid.UUID, list[dict]] = {memory.id: [] for memory in memories}
+    for memory_id, memory_revision, source_id, revision, content_hash, status in rows:
+        if memory_revision == revisions[memory_id]:
+            cited = EvidenceRevision(source_id=source_id, revision=revision, content_hash=content_hash)
+            evidence[memory_id].append({**cited.binding(), "status": status})
+    return evidence

@@ -126,6 +126,17 @@ def test_recall_costs_the_same_queries_for_one_result_or_ten(api, remember):
     assert queries() == one
 
 
+def test_a_search_reads_the_evidence_of_what_it_serves_once_with_what_corroboration_counts(api, remember):
+    for n in range(3):
+        remember(f"cadence note {n}")
+    with CaptureQueriesContext(connection) as captured:
+        body = search(api, "cadence note")
+    links = [q["sql"] for q in captured if q["sql"].startswith('SELECT "memory_core_memoryevidence".')]
+    assert len(links) == 1, links  # ranking's read serves the page too
+    for item in body["results"]:
+        assert item["memory"]["evidence"] and item["explanation"]["corroboration"]["value"] > 0
+
+
 def test_a_fenced_memory_never_moves_another(agent, api, remember):
     kept = remember("desk cadence note")
     before = search(api, "desk cadence")["results"][0]
