@@ -72,7 +72,9 @@ class RankingWeights:
     corroboration: float
     activation: float
     feedback: float
-    dense: float = 0.0  # cosine with the query, when an embedder is configured (0 before 2026-12-15.1)
+    # Cosine with the query, when an embedder is configured (0 before 2026-12-15.1, 0.25 before
+    # 2026-12-29.1, 0.5 before 2027-02-02.1).
+    dense: float = 0.0
     episode: float = 0.0  # the lexical value of an adjacent hit in the episode (0 before 2026-12-22.1)
     answer: float = 0.0  # instead of ``episode`` for the reply to a hit that asks (0 before 2026-12-29.1)
     coverage: float = 0.0  # the share of the query its episode's raw turns hold (0 before 2027-01-05.1)
@@ -100,11 +102,23 @@ _COVERAGE = replace(_ANSWER, version="2027-01-05.1", coverage=0.5)
 _SUBJECT = replace(_COVERAGE, version="2027-01-12.1", subject=1.0)
 _FOLLOW_UP = replace(_SUBJECT, version="2027-01-19.1", follow_up=0.5)
 _ANSWER_FOLLOW_UP = replace(_FOLLOW_UP, version="2027-01-26.1", answer_follow_up=0.5)
+# Meaning weighs as much as the best word match (only with an embedder: nothing changes without one).
+_MEANING = replace(_ANSWER_FOLLOW_UP, version="2027-02-02.1", dense=1.0)
 WEIGHTS = {
     weights.version: weights
-    for weights in (_FIRST, _DENSE, _EPISODE, _ANSWER, _COVERAGE, _SUBJECT, _FOLLOW_UP, _ANSWER_FOLLOW_UP)
+    for weights in (
+        _FIRST,
+        _DENSE,
+        _EPISODE,
+        _ANSWER,
+        _COVERAGE,
+        _SUBJECT,
+        _FOLLOW_UP,
+        _ANSWER_FOLLOW_UP,
+        _MEANING,
+    )
 }
-DEFAULT_VERSION = "2027-01-26.1"
+DEFAULT_VERSION = "2027-02-02.1"
 
 
 @dataclass(frozen=True)

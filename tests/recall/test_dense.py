@@ -146,6 +146,20 @@ def test_the_previous_weights_version_stays_selectable_and_gives_dense_no_weight
     assert dense["value"] > 0 and dense["weight"] == 0.0 and dense["contribution"] == 0.0
 
 
+def test_meaning_weighs_as_much_as_words_since_2027_02_02_and_a_pinned_tenant_keeps_half(
+    hashing, settings, agent, api, remember
+):
+    norway = remember("Alice relocated to Norway")
+    remember(BICYCLE, subject=ELSEWHERE)
+    dense = item_of(search(api, "is Alice Norwegian"), norway)["explanation"]["dense"]
+    assert dense["weight"] == WEIGHTS["2027-02-02.1"].dense == WEIGHTS["2027-02-02.1"].lexical == 1.0
+    assert dense["contribution"] == pytest.approx(dense["value"], abs=1e-3)
+    settings.CUSTODIAN_RANKING_WEIGHTS = {agent.tenant.name: "2027-01-26.1"}
+    pinned = search(api, "is Alice Norwegian")
+    assert pinned["weights_version"] == "2027-01-26.1"
+    assert item_of(pinned, norway)["explanation"]["dense"]["weight"] == 0.5
+
+
 def test_a_fenced_memorys_vector_never_ranks_it(hashing, api, remember):
     fenced = remember("Alice relocated to Norway")
     kept = remember(BICYCLE, subject=ELSEWHERE)
