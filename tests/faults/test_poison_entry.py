@@ -117,12 +117,10 @@ def test_poison_entry_is_dead_lettered_while_others_flow_and_requeued_once_cured
 def test_requeue_writes_the_requeued_receipt_even_if_the_successor_fails_again(make_stack):
     """Every dead entry that was requeued must end with its ``requeued`` receipt.
 
-    FAILS on the current code (a real bug, left failing on purpose): since the requeue receipt
-    moved into the executor (``_close_requeued_predecessor``, called inside ``_apply``), it is
-    written in the same transaction as the successor's application. While the cause persists
-    that transaction rolls back, so the operator's requeue leaves no receipt; once the successor
-    is dead too and is requeued in turn, the next successor only closes *its* predecessor, and the
-    first dead entry stays ``dead`` with no receipt forever, even after the proposal is applied.
+    The executor writes that receipt when it claims the successor, in the claim's own
+    transaction, not in the one that applies the successor: while the cause persists the
+    application rolls back, and a receipt written there would go with it, leaving the first dead
+    entry with no receipt once its successor is dead and requeued in turn.
     """
     stack = make_stack(max_attempts=MAX_ATTEMPTS)
     stack.helper("setup")
