@@ -28,6 +28,9 @@ reordered here by three signals besides their BM25 (relative to the best):
   names (``memory_core.subjects``), so the turns of the person asked about
   come first though they do not say their own name; when no word matches,
   that person's memories stand in as the candidates.
+- **when**: for a question that asks when, each candidate, or turn after a
+  hit, that holds a word of time takes 1 (``memory_core.when``): the turn
+  that told a happening says when it was, a later mention mostly does not.
 
 Only a hit the read policy serves ``raw`` gives a neighbour anything, and only
 a candidate served ``raw`` gets a dense, coverage or subject value (or holds words for
@@ -47,8 +50,9 @@ from django.db.models import F, FloatField, OuterRef, QuerySet, Subquery, Value
 from evidence.models import EvidenceSource
 from memory_core import coverage as episode_coverage
 from memory_core import subjects
+from memory_core import when as asking_when
 from memory_core.embeddings import active_embedder, query_vector, similarities
-from memory_core.episodes import Placed, adjacent
+from memory_core.episodes import Following, Placed, adjacent
 from memory_core.models import Memory, MemoryVector
 from memory_core.read_policy import ReadPolicy
 
@@ -67,6 +71,7 @@ _POLICY_COLUMNS = ("sensitivity", "scope", "type", "state", "subject_kind", "sub
 
 
 BESIDE, ANSWERS, FOLLOWS, FOLLOWS_ANSWER = "beside", "answers", "follows", "follows_answer"
+DENSE_VECTOR, HELD, SAYS_WHEN = "dense_vector", "held", "says_when"  # columns a read may annotate
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,7 @@ class FirstStage:
     dense: dict[uuid.UUID, float] = field(default_factory=dict)
     coverage: dict[uuid.UUID, float] = field(default_factory=dict)
     subject: dict[uuid.UUID, float] = field(default_factory=dict)
+    when: dict[uuid.UUID, float] = field(default_factory=dict)
 
     @property
     def added(self) -> list[uuid.UUID]:
@@ -125,31 +131,29 @@ def first_stage(
     episode_weight = weights.episode
     embedder = active_embedder()
     with_dense = bool(embedder.dimensions and weights.dense)
-    if not query.strip() or not (with_dense or episode_weight or weights.coverage or weights.subject):
+    reordering = with_dense or episode_weight or weights.coverage or weights.subject or weights.when
+    if not query.strip() or not reordering:
         return None
     columns = ["pk", "revision", "rank", *_POLICY_COLUMNS, "episode"]
     wants_groups = weights.coverage or weights.subject
     groups = episode_coverage.word_groups(query, tenant_id, using=candidates.db) if wants_groups else None
     groups = groups if groups and groups.stems else None
     in_sql = bool(groups and connection.vendor == "postgresql")
-    vector = None
-    if with_dense:
-        vector = MemoryVector.objects.filter(
-            memory=OuterRef("pk"), memory_revision=OuterRef("revision"), embedder=embedder.name
-        ).values("vector")[:1]
-        columns.append("dense_vector")
-    if in_sql:
-        columns.append("held")
+    wants_when = bool(weights.when and asking_when.asks_when(query))
+    annotations = _annotations(
+        embedder.name if with_dense else None,
+        groups if in_sql else None,
+        when=wants_when and connection.vendor == "postgresql",
+    )
+    columns += list(annotations)
 
     def read(rows: QuerySet) -> list[tuple]:
-        if vector is not None:
-            rows = rows.annotate(dense_vector=Subquery(vector))
-        if in_sql and groups:
-            rows = episode_coverage.with_held_groups(rows, groups)
+        for annotate in annotations.values():
+            rows = annotate(rows)
         return list(rows.values_list(*columns)[:POOL])
 
     rows = read(candidates)
-    held = columns.index("held") if in_sql else None
+    held = columns.index(HELD) if in_sql else None
     decided: dict[tuple, bool] = {}  # a handful of distinct (sensitivity, scope, …, subject) per search
     standing_in = bool(not rows and groups and weights.subject)
     if standing_in:  # no word matched: the memories of the people the question names
@@ -164,11 +168,12 @@ def first_stage(
     stage = FirstStage(order=[], ranks=ranks, lexical_rows=len(rows))
     events = [row for row in raw if row[5] == Memory.Type.EPISODIC_EVENT]
     if with_dense:
-        with_vector = [row for row in raw if row[11] is not None]
+        vectors = columns.index(DENSE_VECTOR)
+        with_vector = [row for row in raw if row[vectors] is not None]
         stage.dense = dict(
             zip(
                 [row[0] for row in with_vector],
-                similarities(query_vector(embedder.name, query), [row[11] for row in with_vector]),
+                similarities(query_vector(embedder.name, query), [row[vectors] for row in with_vector]),
                 strict=True,
             )
         )
@@ -178,17 +183,20 @@ def first_stage(
         FOLLOWS: weights.follow_up,
         FOLLOWS_ANSWER: weights.answer_follow_up,
     }
+    following: dict[uuid.UUID, Following] = {}  # the turns after the hits, as ``_spread`` read them
     if episode_weight:
         turns = pool.filter(type=Memory.Type.EPISODIC_EVENT)
 
         def served_raw(columns: tuple) -> bool:
             return _decided_raw(policy, columns, context, decided)
 
-        stage.spread = _spread(events[:SPREAD_HITS], lexical, turns, share, served_raw)
+        stage.spread, following = _spread(events[:SPREAD_HITS], lexical, turns, share, served_raw)
     if groups:
         stage.subject = {pk: groups.share(bits) for pk, bits in named.items() if bits}
         if weights.coverage:
             stage.coverage = _coverage([row for row in events if row[10]], groups, held, named)
+    if wants_when:
+        stage.when = _saying_when(raw, columns) | _following_saying_when(stage.spread, following, served_raw)
     stage.order = _ordered(lexical, stage, weights, share)
     return stage
 
@@ -204,10 +212,54 @@ def _ordered(lexical: dict, stage: FirstStage, weights: "RankingWeights", share:
         keys[pk] += weights.dense * value
     for pk, offer in stage.spread.items():
         keys[pk] = keys.get(pk, 0.0) + share[offer.role] * offer.value
-    for signal, weight in ((stage.coverage, weights.coverage), (stage.subject, weights.subject)):
+    for signal, weight in (
+        (stage.coverage, weights.coverage),
+        (stage.subject, weights.subject),
+        (stage.when, weights.when),
+    ):
         for pk, value in signal.items():
             keys[pk] += weight * value
     return sorted(keys, key=keys.__getitem__, reverse=True)
+
+
+def _annotations(embedder: str | None, groups, *, when: bool) -> dict[str, Callable[[QuerySet], QuerySet]]:
+    """What a candidate read adds, by column: each candidate's vector for its exact revision (with
+    an embedder), the word groups it holds (PostgreSQL), whether it says when (PostgreSQL)."""
+    annotations: dict[str, Callable[[QuerySet], QuerySet]] = {}
+    if embedder:
+        vector = MemoryVector.objects.filter(
+            memory=OuterRef("pk"), memory_revision=OuterRef("revision"), embedder=embedder
+        ).values("vector")[:1]
+        annotations[DENSE_VECTOR] = lambda rows: rows.annotate(dense_vector=Subquery(vector))
+    if groups:
+        annotations[HELD] = lambda rows: episode_coverage.with_held_groups(rows, groups)
+    if when:
+        annotations[SAYS_WHEN] = asking_when.with_time_words
+    return annotations
+
+
+def _saying_when(raw: list[tuple], columns: list[str]) -> dict[uuid.UUID, float]:
+    """The raw candidates that say when: from the query's column, else (SQLite) from their text."""
+    if SAYS_WHEN in columns:
+        says = columns.index(SAYS_WHEN)
+        return {row[0]: 1.0 for row in raw if row[says]}
+    return dict.fromkeys(asking_when.saying_when_in_text([row[0] for row in raw]), 1.0)
+
+
+def _following_saying_when(
+    spread: dict[uuid.UUID, Spread],
+    following: dict[uuid.UUID, Following],
+    served_raw: Callable[[tuple], bool],
+) -> dict[uuid.UUID, float]:
+    """The neighbours after a hit that say when (the reply that tells it), where served ``raw``."""
+    said = {
+        pk
+        for pk in spread
+        if pk in following
+        and asking_when.says_when(following[pk].statement)
+        and served_raw(following[pk].columns)
+    }
+    return dict.fromkeys(said, 1.0)
 
 
 def _named_subjects(pool: QuerySet, groups, tenant_id) -> QuerySet:
@@ -244,10 +296,11 @@ def _spread(
     pool: QuerySet,
     share: dict[str, float],
     served_raw: Callable[[tuple], bool],
-) -> dict[uuid.UUID, Spread]:
+) -> tuple[dict[uuid.UUID, Spread], dict[uuid.UUID, Following]]:
     """Give each turn next to a hit the hit's lexical value; keep the one that weighs most.
 
-    ``share`` is the weight a neighbour's value takes, by its role (``_roles``).
+    ``share`` is the weight a neighbour's value takes, by its role (``_roles``). Also returns
+    the turns after the hits as read, by id (what each says, and its policy columns).
     """
     beside = adjacent(
         [(row[0], row[10]) for row in hits],
@@ -265,7 +318,8 @@ def _spread(
             held = spread.get(pk)
             if held is None or share[role] * offer.value > share[held.role] * held.value:
                 spread[pk] = offer
-    return spread
+    following = {turn.id: turn for placed in beside.values() for turn in placed.following if turn.id}
+    return spread, following
 
 
 def _roles(turn: Placed, share: dict[str, float], served_raw: Callable[[tuple], bool]) -> list[tuple]:

@@ -82,6 +82,7 @@ class RankingWeights:
     follow_up: float = 0.0  # for the reply to a question asked right after a hit (0 before 2027-01-19.1)
     # For the reply to a question asked after the answer to a hit that asks (0 before 2027-01-26.1).
     answer_follow_up: float = 0.0
+    when: float = 0.0  # for a question that asks when, a candidate that says when
 
 
 _FIRST = RankingWeights(
@@ -104,6 +105,8 @@ _FOLLOW_UP = replace(_SUBJECT, version="2027-01-19.1", follow_up=0.5)
 _ANSWER_FOLLOW_UP = replace(_FOLLOW_UP, version="2027-01-26.1", answer_follow_up=0.5)
 # Meaning weighs as much as the best word match (only with an embedder: nothing changes without one).
 _MEANING = replace(_ANSWER_FOLLOW_UP, version="2027-02-02.1", dense=1.0)
+# A question that asks when is answered by the turn that says when.
+_WHEN = replace(_MEANING, version="2027-02-09.1", when=0.35)
 WEIGHTS = {
     weights.version: weights
     for weights in (
@@ -116,9 +119,10 @@ WEIGHTS = {
         _FOLLOW_UP,
         _ANSWER_FOLLOW_UP,
         _MEANING,
+        _WHEN,
     )
 }
-DEFAULT_VERSION = "2027-02-02.1"
+DEFAULT_VERSION = "2027-02-09.1"
 
 
 @dataclass(frozen=True)
@@ -259,6 +263,10 @@ def rerank(window: list[Memory], rules: list[ReadRule], search: SearchRanking) -
         signals["subject"] = (
             search.stage.subject.get(memory.id, 0.0) if search.stage else 0.0,
             type_weights.subject,
+        )
+        signals["when"] = (
+            search.stage.when.get(memory.id, 0.0) if search.stage else 0.0,
+            type_weights.when,
         )
         level = levels[memory.id]
         notes = {

@@ -18,6 +18,7 @@ SIGNALS = {
     "episode",
     "coverage",
     "subject",
+    "when",
     "recency",
     "validity",
     "corroboration",

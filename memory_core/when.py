@@ -1,0 +1,83 @@
+"""A question that asks when is answered by the turn that says when.
+
+"When did Caroline go to the support group?" matches every turn about the
+support group: the one that told it ("I went to a support group yesterday,
+it was so powerful"), and the later ones that mention it in passing ("the
+group has really helped"). The telling turn is the one that says when: it
+holds a word of time (yesterday, ago, last, a weekday, a month, …), which,
+with the session's date, answers the question. So for a question that asks
+when, each candidate served ``raw`` that holds such a word takes 1, weighted
+``when``, and so does a turn after a hit that the episode signal reaches ("Did
+you go to the group?" "I did, on Tuesday night!"), whose words the first stage
+reads anyway to tell whether it asks.
+
+A word of time in a turn is its content: only a candidate the read policy
+serves ``raw`` takes a value, so a masked or fenced turn never moves. On
+PostgreSQL it is read in the same query as the candidates' rank; on SQLite,
+from their text (one query).
+"""
+
+import re
+import uuid
+
+from django.db.models import IntegerField, QuerySet
+from django.db.models.fields.json import KeyTextTransform
+
+from memory_core.models import Memory
+from memory_core.search import Matched, stems_of, text_stems
+
+# "When did …", "what day was …", "how long ago did …": the first words of a question about time.
+_ASKS_WHEN = re.compile(r"^\W*(when|(what|which) (day|date|time|month|year)|how long ago)\b")
+# Words that place a happening in time. Not "may" or "march" (verbs far more often), nor "day",
+# "week" or "year" alone ("five days there" is a duration): "last week" and "a week ago" hold
+# "last" and "ago".
+TIME_WORDS = (
+    "yesterday",
+    "today",
+    "tonight",
+    "ago",
+    "last",
+    "earlier",
+    "weekend",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "january",
+    "february",
+    "april",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+TIME_STEMS = frozenset(stems_of(TIME_WORDS))
+
+
+def asks_when(query: str) -> bool:
+    return bool(_ASKS_WHEN.match(query.lower()))
+
+
+def says_when(statement: str | None) -> bool:
+    return bool(statement) and bool(TIME_STEMS & text_stems(statement or ""))
+
+
+def with_time_words(candidates: QuerySet) -> QuerySet:
+    """PostgreSQL: annotate ``says_when``, 1 where the candidate's search vector holds a word of time."""
+    return candidates.annotate(says_when=Matched("document", [(TIME_STEMS, 1)], IntegerField()))
+
+
+def saying_when_in_text(ids: list[uuid.UUID]) -> set[uuid.UUID]:
+    """SQLite: the memories among ``ids`` whose text holds a word of time (one query)."""
+    rows = Memory.objects.filter(pk__in=ids).values_list(
+        "pk", KeyTextTransform("statement", "content"), KeyTextTransform("summary", "content")
+    )
+    return {
+        pk for pk, statement, summary in rows if TIME_STEMS & text_stems(f"{statement or ''} {summary or ''}")
+    }
