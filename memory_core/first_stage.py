@@ -184,12 +184,12 @@ def first_stage(
         FOLLOWS_ANSWER: weights.answer_follow_up,
     }
     following: dict[uuid.UUID, Following] = {}  # the turns after the hits, as ``_spread`` read them
+
+    def served_raw(columns: tuple) -> bool:
+        return _decided_raw(policy, columns, context, decided)
+
     if episode_weight:
         turns = pool.filter(type=Memory.Type.EPISODIC_EVENT)
-
-        def served_raw(columns: tuple) -> bool:
-            return _decided_raw(policy, columns, context, decided)
-
         stage.spread, following = _spread(events[:SPREAD_HITS], lexical, turns, share, served_raw)
     if groups:
         stage.subject = {pk: groups.share(bits) for pk, bits in named.items() if bits}

@@ -78,6 +78,4 @@ def saying_when_in_text(ids: list[uuid.UUID]) -> set[uuid.UUID]:
     rows = Memory.objects.filter(pk__in=ids).values_list(
         "pk", KeyTextTransform("statement", "content"), KeyTextTransform("summary", "content")
     )
-    return {
-        pk for pk, statement, summary in rows if TIME_STEMS & text_stems(f"{statement or ''} {summary or ''}")
-    }
+    return {pk for pk, statement, summary in rows if says_when(f"{statement or ''} {summary or ''}")}
