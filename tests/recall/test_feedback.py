@@ -2,7 +2,7 @@
 
 import pytest
 
-from memory_core.models import RecallFeedback
+from memory_core.models import Memory, RecallFeedback
 from tests.factories import make_agent
 from tests.recall.searching import search
 
@@ -20,15 +20,16 @@ def order(body: dict) -> list[str]:
 
 
 def test_feedback_changes_a_later_ranking(api, remember):
-    older, newer = remember("desk note on the alpha book"), remember("desk note on the beta book")
+    remember("desk note on the alpha book"), remember("desk note on the beta book")
     first = search(api, "desk note book")
-    assert order(first) == [str(newer.id), str(older.id)]  # equal matches: the newer first
-    assert vote(api, first["recall_id"], older, "useful").status_code == 201
-    assert vote(api, first["recall_id"], newer, "not_useful").status_code == 201
+    ahead, behind = order(first)  # equal words: the newer, or the nearer in meaning, first
+    memories = {str(memory.id): memory for memory in Memory.objects.all()}
+    assert vote(api, first["recall_id"], memories[behind], "useful").status_code == 201
+    assert vote(api, first["recall_id"], memories[ahead], "not_useful").status_code == 201
     later = search(api, "desk note book")
-    assert order(later) == [str(older.id), str(newer.id)]
+    assert order(later) == [behind, ahead]
     explained = {item["memory"]["memory_id"]: item["explanation"]["feedback"] for item in later["results"]}
-    assert explained[str(older.id)]["contribution"] > 0 > explained[str(newer.id)]["contribution"]
+    assert explained[behind]["contribution"] > 0 > explained[ahead]["contribution"]
 
 
 def test_feedback_is_recorded_as_served_and_answered(agent, api, remember):
