@@ -7,6 +7,7 @@ import pytest
 from django.utils import timezone
 
 from memory_core.activation import base_level
+from memory_core.embeddings import active_embedder
 from memory_core.models import AccessEvent
 from memory_core.ranking import DEFAULT_VERSION, WEIGHTS
 from registrations.document import DEFAULT_DOCUMENT
@@ -56,10 +57,12 @@ def test_a_type_ranks_with_the_weights_version_its_registration_names(
     weights = {
         item["memory"]["memory_id"]: item["explanation"]["dense"]["weight"] for item in body["results"]
     }
+    embedder = active_embedder().name
     assert weights == {
-        str(preference.id): WEIGHTS["2026-12-01.1"].dense,
-        str(fact.id): WEIGHTS[DEFAULT_VERSION].dense,
+        str(preference.id): WEIGHTS["2026-12-01.1"].dense_for(embedder),
+        str(fact.id): WEIGHTS[DEFAULT_VERSION].dense_for(embedder),
     }
+    assert weights[str(preference.id)] != weights[str(fact.id)]
     assert body["weights_version"] == f"2026-12-01.1+{DEFAULT_VERSION}"
     assert AccessEvent.objects.get(pk=body["recall_id"]).ranking_version == body["weights_version"]
 
