@@ -12,6 +12,7 @@ from executor.models import Receipt
 from memory_core.models import Memory
 from proposals.models import OutboxEntry
 from proposals.services import submit_proposal
+from proposals.services.outbox import clear_nudge
 from tests.factories import as_payload, make_evidence, owner_context
 from tests.workers import celery_worker, wait_until
 
@@ -31,7 +32,10 @@ def test_conflicting_updates_apply_exactly_once_per_base_revision(
 ):
     broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
     memories = [applied_memory_factory(agent) for _ in range(MEMORIES)]
-    broker.flushdb()  # the fixture's nudges are spent: start from an empty queue
+    # The fixture's nudges are spent: start from an empty queue, and without the coalescing key
+    # they left in the cache, or a burst submitted within its five seconds would publish nothing.
+    broker.flushdb()
+    clear_nudge()
     evidence = make_evidence(agent.agent).binding()
     started = time.monotonic()
     for memory in memories:

@@ -350,6 +350,7 @@ def test_auditor_can_verify_chains_from_the_admin(admin_client, applied_memory):
             "custodian_executor",
             [
                 "DELETE FROM memory_core_memoryevidence WHERE memory_id = %(memory)s",
+                "DELETE FROM memory_core_memoryvector WHERE memory_id = %(memory)s",  # derived
                 "DELETE FROM memory_core_memory WHERE id = %(memory)s",
             ],
             "memory {memory} is missing",
