@@ -30,7 +30,10 @@ reordered here by three signals besides their BM25 (relative to the best):
   that person's memories stand in as the candidates.
 - **when**: for a question that asks when, each candidate, or turn after a
   hit, that holds a word of time takes 1 (``memory_core.when``): the turn
-  that told a happening says when it was, a later mention mostly does not.
+  that told a happening says when it was, a later mention mostly does not;
+- **happening**: the same, for a question about someone's doings across the
+  conversation ("What hobbies has …", "Would she enjoy …"): the turns that
+  tell them say when, the small talk that shares its words does not.
 
 Only a hit the read policy serves ``raw`` gives a neighbour anything, and only
 a candidate served ``raw`` gets a dense, coverage or subject value (or holds words for
@@ -102,6 +105,7 @@ class FirstStage:
     coverage: dict[uuid.UUID, float] = field(default_factory=dict)
     subject: dict[uuid.UUID, float] = field(default_factory=dict)
     when: dict[uuid.UUID, float] = field(default_factory=dict)
+    happening: dict[uuid.UUID, float] = field(default_factory=dict)
 
     @property
     def added(self) -> list[uuid.UUID]:
@@ -132,7 +136,14 @@ def first_stage(
     embedder = active_embedder()
     dense_weight = weights.dense_for(embedder.name)
     with_dense = bool(embedder.dimensions and dense_weight)
-    reordering = with_dense or episode_weight or weights.coverage or weights.subject or weights.when
+    reordering = (
+        with_dense
+        or episode_weight
+        or weights.coverage
+        or weights.subject
+        or weights.when
+        or weights.happening
+    )
     if not query.strip() or not reordering:
         return None
     columns = ["pk", "revision", "rank", *_POLICY_COLUMNS, "episode"]
@@ -140,11 +151,11 @@ def first_stage(
     groups = episode_coverage.word_groups(query, tenant_id, using=candidates.db) if wants_groups else None
     groups = groups if groups and groups.stems else None
     in_sql = bool(groups and connection.vendor == "postgresql")
-    wants_when = bool(weights.when and asking_when.asks_when(query))
+    telling = _telling(query, weights)
     annotations = _annotations(
         embedder.name if with_dense else None,
         groups if in_sql else None,
-        when=wants_when and connection.vendor == "postgresql",
+        when=bool(telling) and connection.vendor == "postgresql",
     )
     columns += list(annotations)
 
@@ -196,8 +207,9 @@ def first_stage(
         stage.subject = {pk: groups.share(bits) for pk, bits in named.items() if bits}
         if weights.coverage:
             stage.coverage = _coverage([row for row in events if row[10]], groups, held, named)
-    if wants_when:
-        stage.when = _saying_when(raw, columns) | _following_saying_when(stage.spread, following, served_raw)
+    if telling:
+        saying = _saying_when(raw, columns) | _following_saying_when(stage.spread, following, served_raw)
+        setattr(stage, telling, saying)
     stage.order = _ordered(lexical, stage, weights, share, dense_weight)
     return stage
 
@@ -219,10 +231,20 @@ def _ordered(
         (stage.coverage, weights.coverage),
         (stage.subject, weights.subject),
         (stage.when, weights.when),
+        (stage.happening, weights.happening),
     ):
         for pk, value in signal.items():
             keys[pk] += weight * value
     return sorted(keys, key=keys.__getitem__, reverse=True)
+
+
+def _telling(query: str, weights: "RankingWeights") -> str | None:
+    """The signal (a ``FirstStage`` field) the candidates that say when take for ``query``, if any."""
+    if weights.when and asking_when.asks_when(query):
+        return "when"
+    if weights.happening and asking_when.asks_about_happenings(query):
+        return "happening"
+    return None
 
 
 def _annotations(embedder: str | None, groups, *, when: bool) -> dict[str, Callable[[QuerySet], QuerySet]]:

@@ -83,6 +83,9 @@ class RankingWeights:
     # For the reply to a question asked after the answer to a hit that asks (0 before 2027-01-26.1).
     answer_follow_up: float = 0.0
     when: float = 0.0  # for a question that asks when, a candidate that says when
+    # For a question about someone's doings (a list, a disposition), a candidate that says when: the
+    # turn that told a happening (0 before 2027-02-23.1).
+    happening: float = 0.0
     # ``dense`` for the named embedders instead (none before 2027-02-16.1): a static word model's
     # meaning is believed less than a sentence transformer's.
     dense_by_embedder: tuple[tuple[str, float], ...] = ()
@@ -118,6 +121,8 @@ _WHEN = replace(_MEANING, version="2027-02-09.1", when=0.35)
 _STATIC_MEANING = replace(
     _WHEN, version="2027-02-16.1", dense_by_embedder=(("wordllama-l2-supercat-256", 0.5),)
 )
+# A question about someone's doings is answered by the turns that told them.
+_HAPPENINGS = replace(_STATIC_MEANING, version="2027-02-23.1", happening=0.35)
 WEIGHTS = {
     weights.version: weights
     for weights in (
@@ -132,9 +137,10 @@ WEIGHTS = {
         _MEANING,
         _WHEN,
         _STATIC_MEANING,
+        _HAPPENINGS,
     )
 }
-DEFAULT_VERSION = "2027-02-16.1"
+DEFAULT_VERSION = "2027-02-23.1"
 
 
 @dataclass(frozen=True)
@@ -279,6 +285,10 @@ def rerank(window: list[Memory], rules: list[ReadRule], search: SearchRanking) -
         signals["when"] = (
             search.stage.when.get(memory.id, 0.0) if search.stage else 0.0,
             type_weights.when,
+        )
+        signals["happening"] = (
+            search.stage.happening.get(memory.id, 0.0) if search.stage else 0.0,
+            type_weights.happening,
         )
         level = levels[memory.id]
         notes = {

@@ -15,6 +15,15 @@ A word of time in a turn is its content: only a candidate the read policy
 serves ``raw`` takes a value, so a masked or fenced turn never moves. On
 PostgreSQL it is read in the same query as the candidates' rank; on SQLite,
 from their text (one query).
+
+The same word marks the turns that tell happenings, which is what a question
+about someone's doings across the conversation asks for: a list ("What
+hobbies has Caroline picked up?", "Where has she travelled?", "How many
+times has she been to the beach?") or a disposition ("Would she enjoy a
+hike?"). Its answers are scattered over sessions and often share no word
+with it, while the turns that do share one are mostly small talk ("Any plans
+for the weekend?"). So for such a question, the turns that say when take 1
+too, weighted ``happening``.
 """
 
 import re
@@ -28,6 +37,15 @@ from memory_core.search import Matched, stems_of, text_stems
 
 # "When did …", "what day was …", "how long ago did …": the first words of a question about time.
 _ASKS_WHEN = re.compile(r"^\W*(when|(what|which) (day|date|time|month|year)|how long ago)\b")
+# "What hobbies has …", "which new pastimes has …", "what kinds of outings has …" (a plural,
+# lower case: "What does Tomas do" names one person), "where has …", "how many times …",
+# "would …", "is … the sort of person …": a list of happenings, or a disposition they show.
+_ASKS_ABOUT_HAPPENINGS = re.compile(
+    r"^\W*(?:(?:what|which)\s+(?:\S+\s+){0,2}?(?-i:[a-z])\S*[^su\W]s\s+(?:has|have|had|does|do|did)\b"
+    r"|where\s+(?:has|have)\b|how\s+many\s+times\b|would\b"
+    r"|(?:is|are)\s+\S+\s+(?:the\s+(?:sort|kind|type)\b|likely\b))",
+    re.IGNORECASE,
+)
 # Words that place a happening in time. Not "may" or "march" (verbs far more often), nor "day",
 # "week" or "year" alone ("five days there" is a duration): "last week" and "a week ago" hold
 # "last" and "ago".
@@ -62,6 +80,11 @@ TIME_STEMS = frozenset(stems_of(TIME_WORDS))
 
 def asks_when(query: str) -> bool:
     return bool(_ASKS_WHEN.match(query.lower()))
+
+
+def asks_about_happenings(query: str) -> bool:
+    """A question about someone's doings across the conversation (not one that asks when)."""
+    return bool(_ASKS_ABOUT_HAPPENINGS.match(query)) and not asks_when(query)
 
 
 def says_when(statement: str | None) -> bool:

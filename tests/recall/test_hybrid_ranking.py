@@ -19,6 +19,7 @@ SIGNALS = {
     "coverage",
     "subject",
     "when",
+    "happening",
     "recency",
     "validity",
     "corroboration",

@@ -1,0 +1,117 @@
+"""A question about someone's doings: the turns that told them come before the small talk.
+
+"What hobbies has Caroline picked up?" shares "hobby" with "I need a new
+hobby" and no word with "I started guitar lessons last weekend", the turn it
+asks for. A turn that tells a happening says when it was, so for a question
+about someone's doings (a list of them, or a disposition they show) each
+candidate served ``raw`` that holds a word of time takes the ``happening``
+signal. A question that asks when keeps its own ``when`` signal instead.
+"""
+
+import pytest
+
+from memory_core.ranking import DEFAULT_VERSION, WEIGHTS
+from memory_core.when import asks_about_happenings
+from tests.factories import make_evidence
+from tests.recall.searching import item_of, search, served
+
+HAPPENING = WEIGHTS[DEFAULT_VERSION].happening
+QUESTION = "Which pastimes has Caroline taken up lately?"
+ZERO = {"value": 0.0, "weight": HAPPENING, "contribution": 0.0}
+
+
+@pytest.fixture(autouse=True)
+def without_meaning(settings):
+    """Words and the signal alone: no dense similarity to reorder the turns."""
+    settings.CUSTODIAN_EMBEDDER = "none"
+
+
+@pytest.fixture
+def session(agent, remember):
+    """Turns of one conversation session, in the order they are made."""
+    evidence = make_evidence(agent.agent, kind="conversation")
+
+    def turn(statement: str, **fields):
+        return remember(statement, type="episodic_event", evidence=evidence, **fields)
+
+    return turn
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        QUESTION,
+        "What activities does Melanie partake in?",
+        "What kinds of outings has Caroline taken the children on?",
+        "What LGBTQ+ events has Caroline participated in?",
+        "Where has Melanie camped?",
+        "How many times has Melanie gone to the beach?",
+        "Would Caroline enjoy a weekend backpacking in the mountains?",
+        "Is Andrew the sort of person who would join a sports league?",
+    ],
+)
+def test_lists_and_dispositions_ask_about_happenings(question):
+    assert asks_about_happenings(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "When did Caroline go to the support group?",  # asks when: the ``when`` signal
+        "What is Caroline's identity?",
+        "What class has Jon joined?",  # one thing, not a list
+        "What does Tomas do for work these days?",  # a name, not a plural
+        "How many days did Caroline spend in Lisbon?",
+        "What did Caroline buy?",
+    ],
+)
+def test_other_questions_do_not(question):
+    assert not asks_about_happenings(question)
+
+
+def test_the_turns_that_told_happenings_come_before_small_talk_and_say_why(session, api):
+    small_talk = session("Caroline: Lately work has been nonstop")  # shorter: BM25 prefers it
+    guitar = session("Caroline: I started guitar lessons last weekend and lately it is all I do")
+    body = search(api, QUESTION)
+    assert served(body).index(str(guitar.id)) < served(body).index(str(small_talk.id))
+    assert item_of(body, guitar)["explanation"]["happening"] == {
+        "value": 1.0,
+        "weight": HAPPENING,
+        "contribution": HAPPENING,
+    }
+    assert HAPPENING > 0
+    assert item_of(body, small_talk)["explanation"]["happening"] == ZERO
+    assert item_of(body, guitar)["explanation"]["when"]["value"] == 0.0  # one of the two, never both
+    item = item_of(body, guitar)
+    assert item["score"] == pytest.approx(sum(s["contribution"] for s in item["explanation"].values()), abs=1e-3)
+
+
+def test_a_question_that_asks_when_takes_when_not_happening(session, api):
+    telling = session("Caroline: I went to a support group yesterday and it was so powerful")
+    body = search(api, "When did Caroline go to the support group?")
+    assert item_of(body, telling)["explanation"]["when"]["value"] == 1.0
+    assert item_of(body, telling)["explanation"]["happening"] == ZERO
+
+
+def test_a_question_about_one_thing_gives_no_value(session, api):
+    telling = session("Caroline: I bought a new desk last weekend")
+    body = search(api, "What did Caroline buy for her desk?")
+    assert item_of(body, telling)["explanation"]["happening"] == ZERO
+
+
+def test_a_masked_turn_that_says_when_takes_no_value(session, api):
+    session("Caroline: Lately work has been nonstop")
+    masked = session("Caroline: I started guitar lessons last weekend, lately", sensitivity="confidential")
+    body = search(api, QUESTION)
+    assert item_of(body, masked)["return_mode"] == "masked"
+    assert item_of(body, masked)["explanation"]["happening"] == ZERO
+
+
+def test_the_previous_weights_version_ranks_without_it(session, api, agent, settings):
+    small_talk = session("Caroline: Lately work has been nonstop")
+    guitar = session("Caroline: I started guitar lessons last weekend and lately it is all I do")
+    settings.CUSTODIAN_RANKING_WEIGHTS = {agent.tenant.name: "2027-02-16.1"}
+    body = search(api, QUESTION)
+    assert body["weights_version"] == "2027-02-16.1"
+    assert served(body).index(str(small_talk.id)) < served(body).index(str(guitar.id))
+    assert item_of(body, guitar)["explanation"]["happening"] == {"value": 0.0, "weight": 0.0, "contribution": 0.0}
