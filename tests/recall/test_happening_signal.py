@@ -83,7 +83,9 @@ def test_the_turns_that_told_happenings_come_before_small_talk_and_say_why(sessi
     assert item_of(body, small_talk)["explanation"]["happening"] == ZERO
     assert item_of(body, guitar)["explanation"]["when"]["value"] == 0.0  # one of the two, never both
     item = item_of(body, guitar)
-    assert item["score"] == pytest.approx(sum(s["contribution"] for s in item["explanation"].values()), abs=1e-3)
+    assert item["score"] == pytest.approx(
+        sum(s["contribution"] for s in item["explanation"].values()), abs=1e-3
+    )
 
 
 def test_a_question_that_asks_when_takes_when_not_happening(session, api):
@@ -114,4 +116,8 @@ def test_the_previous_weights_version_ranks_without_it(session, api, agent, sett
     body = search(api, QUESTION)
     assert body["weights_version"] == "2027-02-16.1"
     assert served(body).index(str(small_talk.id)) < served(body).index(str(guitar.id))
-    assert item_of(body, guitar)["explanation"]["happening"] == {"value": 0.0, "weight": 0.0, "contribution": 0.0}
+    assert item_of(body, guitar)["explanation"]["happening"] == {
+        "value": 0.0,
+        "weight": 0.0,
+        "contribution": 0.0,
+    }
