@@ -149,6 +149,7 @@ LEVERS: dict[str, LeverPatch] = {
     "when-always": _constant("memory_core.when", "asks_when", lambda query: True),
     "happening-0": _weights(happening=0.0),
     "happening-0.25": _weights(happening=0.25),
+    "happening-0.35": _weights(happening=0.35),
     "happening-0.5": _weights(happening=0.5),
     "frame-nouns-kept": _constant("memory_core.search", "FRAME_NOUNS", frozenset()),
 }

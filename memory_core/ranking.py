@@ -122,7 +122,7 @@ _STATIC_MEANING = replace(
     _WHEN, version="2027-02-16.1", dense_by_embedder=(("wordllama-l2-supercat-256", 0.5),)
 )
 # A question about someone's doings is answered by the turns that told them.
-_HAPPENINGS = replace(_STATIC_MEANING, version="2027-02-23.1", happening=0.35)
+_HAPPENINGS = replace(_STATIC_MEANING, version="2027-02-23.1", happening=0.5)
 WEIGHTS = {
     weights.version: weights
     for weights in (
