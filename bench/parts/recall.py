@@ -25,6 +25,7 @@ SEEDED_TABLES = [
     "memory_core_memory",
     "memory_core_historicalmemory",
     "memory_core_memoryevidence",
+    "memory_core_memoryvector",  # read per search for the first stage's candidates, with an embedder
     "evidence_evidencesource",
     "evidence_evidencerevision",
     "proposals_proposal",
