@@ -12,7 +12,6 @@ import pytest
 
 from memory_core.ranking import DEFAULT_VERSION, WEIGHTS
 from memory_core.when import asks_about_happenings
-from tests.factories import make_evidence
 from tests.recall.searching import item_of, search, served
 
 HAPPENING = WEIGHTS[DEFAULT_VERSION].happening
@@ -24,17 +23,6 @@ ZERO = {"value": 0.0, "weight": HAPPENING, "contribution": 0.0}
 def without_meaning(settings):
     """Words and the signal alone: no dense similarity to reorder the turns."""
     settings.CUSTODIAN_EMBEDDER = "none"
-
-
-@pytest.fixture
-def session(agent, remember):
-    """Turns of one conversation session, in the order they are made."""
-    evidence = make_evidence(agent.agent, kind="conversation")
-
-    def turn(statement: str, **fields):
-        return remember(statement, type="episodic_event", evidence=evidence, **fields)
-
-    return turn
 
 
 @pytest.mark.parametrize(

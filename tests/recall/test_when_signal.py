@@ -11,22 +11,10 @@ import pytest
 
 from memory_core.ranking import DEFAULT_VERSION, WEIGHTS
 from memory_core.when import asks_when, says_when
-from tests.factories import make_evidence
 from tests.recall.searching import item_of, search, served
 
 WHEN = WEIGHTS[DEFAULT_VERSION].when
 QUESTION = "When did Caroline go to the support group?"
-
-
-@pytest.fixture
-def session(agent, remember):
-    """Turns of one conversation session, in the order they are made."""
-    evidence = make_evidence(agent.agent, kind="conversation")
-
-    def turn(statement: str, **fields):
-        return remember(statement, type="episodic_event", evidence=evidence, **fields)
-
-    return turn
 
 
 @pytest.mark.parametrize(
