@@ -2,7 +2,7 @@
 
 Windows are reranked one at a time, so what decides which memories ever reach
 a window decides what can be served. The first ``POOL`` lexical candidates are
-reordered here by three signals besides their BM25 (relative to the best):
+reordered here by these signals besides their BM25 (relative to the best):
 
 - **dense**: with an embedder, the cosine of the query's vector with the
   candidate's revision vector, so a memory that words rank 150th (it shares
@@ -29,8 +29,9 @@ reordered here by three signals besides their BM25 (relative to the best):
   come first though they do not say their own name; when no word matches,
   that person's memories stand in as the candidates.
 - **when**: for a question that asks when, each candidate, or turn after a
-  hit, that holds a word of time takes 1 (``memory_core.when``): the turn
-  that told a happening says when it was, a later mention mostly does not;
+  hit, that holds a word of time and does not ask takes 1
+  (``memory_core.when``): the turn that told a happening says when it was,
+  a later mention mostly does not;
 - **happening**: the same, for a question about someone's doings across the
   conversation ("What hobbies has …", "Would she enjoy …"): the turns that
   tell them say when, the small talk that shares its words does not.
@@ -41,7 +42,6 @@ its episode), so hidden text never moves an item; the signals go on to the
 windows (``ranking.rerank``), where each item's explanation shows them.
 """
 
-import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -67,8 +67,6 @@ POOL = 1000  # lexical candidates the first stage reorders
 # conversation: memories citing one document share an "episode" too, but the order they were
 # proposed in means nothing.
 SPREAD_HITS = 20
-# A question's last sentence: "…?" then nothing but spaces, closing marks or emoji.
-_ASKS = re.compile(r"\?[^\w.!?]*$")
 # What the read policy decides on (ReadPolicy.decide), fetched with each candidate.
 _POLICY_COLUMNS = ("sensitivity", "scope", "type", "state", "subject_kind", "subject_id", "fenced")
 
@@ -152,10 +150,12 @@ def first_stage(
     groups = groups if groups and groups.stems else None
     in_sql = bool(groups and connection.vendor == "postgresql")
     telling = _telling(query, weights)
+    unless_asking = weights.asking_tells_nothing
     annotations = _annotations(
         embedder.name if with_dense else None,
         groups if in_sql else None,
         when=bool(telling) and connection.vendor == "postgresql",
+        unless_asking=unless_asking,
     )
     columns += list(annotations)
 
@@ -208,7 +208,9 @@ def first_stage(
         if weights.coverage:
             stage.coverage = _coverage([row for row in events if row[10]], groups, held, named)
     if telling:
-        saying = _saying_when(raw, columns) | _following_saying_when(stage.spread, following, served_raw)
+        saying = _saying_when(raw, columns, unless_asking) | _following_saying_when(
+            stage.spread, following, served_raw, unless_asking
+        )
         setattr(stage, telling, saying)
     stage.order = _ordered(lexical, stage, weights, share, dense_weight)
     return stage
@@ -247,7 +249,9 @@ def _telling(query: str, weights: "RankingWeights") -> str | None:
     return None
 
 
-def _annotations(embedder: str | None, groups, *, when: bool) -> dict[str, Callable[[QuerySet], QuerySet]]:
+def _annotations(
+    embedder: str | None, groups, *, when: bool, unless_asking: bool
+) -> dict[str, Callable[[QuerySet], QuerySet]]:
     """What a candidate read adds, by column: each candidate's vector for its exact revision (with
     an embedder), the word groups it holds (PostgreSQL), whether it says when (PostgreSQL)."""
     annotations: dict[str, Callable[[QuerySet], QuerySet]] = {}
@@ -259,29 +263,31 @@ def _annotations(embedder: str | None, groups, *, when: bool) -> dict[str, Calla
     if groups:
         annotations[HELD] = lambda rows: episode_coverage.with_held_groups(rows, groups)
     if when:
-        annotations[SAYS_WHEN] = asking_when.with_time_words
+        annotations[SAYS_WHEN] = lambda rows: asking_when.with_time_words(rows, unless_asking=unless_asking)
     return annotations
 
 
-def _saying_when(raw: list[tuple], columns: list[str]) -> dict[uuid.UUID, float]:
+def _saying_when(raw: list[tuple], columns: list[str], unless_asking: bool) -> dict[uuid.UUID, float]:
     """The raw candidates that say when: from the query's column, else (SQLite) from their text."""
     if SAYS_WHEN in columns:
         says = columns.index(SAYS_WHEN)
         return {row[0]: 1.0 for row in raw if row[says]}
-    return dict.fromkeys(asking_when.saying_when_in_text([row[0] for row in raw]), 1.0)
+    ids = [row[0] for row in raw]
+    return dict.fromkeys(asking_when.saying_when_in_text(ids, unless_asking=unless_asking), 1.0)
 
 
 def _following_saying_when(
     spread: dict[uuid.UUID, Spread],
     following: dict[uuid.UUID, Following],
     served_raw: Callable[[tuple], bool],
+    unless_asking: bool,
 ) -> dict[uuid.UUID, float]:
     """The neighbours after a hit that say when (the reply that tells it), where served ``raw``."""
     said = {
         pk
         for pk in spread
         if pk in following
-        and asking_when.says_when(following[pk].statement)
+        and asking_when.says_when(following[pk].statement, unless_asking=unless_asking)
         and served_raw(following[pk].columns)
     }
     return dict.fromkeys(said, 1.0)
@@ -360,19 +366,15 @@ def _roles(turn: Placed, share: dict[str, float], served_raw: Callable[[tuple], 
 
     def asks(n: int) -> bool:
         after = turn.after(n)
-        return bool(after.id) and _asks(after.statement) and served_raw(after.columns)
+        return bool(after.id) and asking_when.asks(after.statement) and served_raw(after.columns)
 
-    hit_asks = _asks(turn.statement)
+    hit_asks = asking_when.asks(turn.statement)
     roles = [(turn.before, BESIDE), (turn.after(0).id, ANSWERS if hit_asks else BESIDE)]
     if share[FOLLOWS] and asks(0):
         roles.append((turn.after(1).id, FOLLOWS))
     if share[FOLLOWS_ANSWER] and hit_asks and turn.after(0).id and asks(1):
         roles.append((turn.after(2).id, FOLLOWS_ANSWER))
     return [(pk, role) for pk, role in roles if pk]
-
-
-def _asks(statement: str | None) -> bool:
-    return isinstance(statement, str) and bool(_ASKS.search(statement))
 
 
 def _decided_raw(policy: ReadPolicy, columns: tuple, context: dict, decided: dict[tuple, bool]) -> bool:

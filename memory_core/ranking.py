@@ -86,6 +86,9 @@ class RankingWeights:
     # For a question about someone's doings (a list, a disposition), a candidate that says when: the
     # turn that told a happening (0 before 2027-02-23.1).
     happening: float = 0.0
+    # A turn that asks takes neither ``when`` nor ``happening``, whatever words of time it holds
+    # (False before 2027-03-02.1).
+    asking_tells_nothing: bool = False
     # ``dense`` for the named embedders instead (none before 2027-02-16.1): a static word model's
     # meaning is believed less than a sentence transformer's.
     dense_by_embedder: tuple[tuple[str, float], ...] = ()
@@ -123,6 +126,8 @@ _STATIC_MEANING = replace(
 )
 # A question about someone's doings is answered by the turns that told them.
 _HAPPENINGS = replace(_STATIC_MEANING, version="2027-02-23.1", happening=0.5)
+# "Any plans for the weekend?" tells no happening.
+_ASKING = replace(_HAPPENINGS, version="2027-03-02.1", asking_tells_nothing=True)
 WEIGHTS = {
     weights.version: weights
     for weights in (
@@ -138,9 +143,10 @@ WEIGHTS = {
         _WHEN,
         _STATIC_MEANING,
         _HAPPENINGS,
+        _ASKING,
     )
 }
-DEFAULT_VERSION = "2027-02-23.1"
+DEFAULT_VERSION = "2027-03-02.1"
 
 
 @dataclass(frozen=True)

@@ -24,12 +24,18 @@ hike?"). Its answers are scattered over sessions and often share no word
 with it, while the turns that do share one are mostly small talk ("Any plans
 for the weekend?"). So for such a question, the turns that say when take 1
 too, weighted ``happening``.
+
+A turn that asks tells nothing, whatever words of time it holds: "Any plans
+for the weekend?" and "Hey, happy Wednesday! What's new?" share the
+question's person and a word of time with every telling turn, and come up in
+every session. So a turn whose last sentence asks takes neither value
+(``unless_asking``; weights before ``2027-03-02.1`` let it).
 """
 
 import re
 import uuid
 
-from django.db.models import IntegerField, QuerySet
+from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 from django.db.models.fields.json import KeyTextTransform
 
 from memory_core.models import Memory
@@ -76,6 +82,10 @@ TIME_WORDS = (
     "december",
 )
 TIME_STEMS = frozenset(stems_of(TIME_WORDS))
+# A statement whose last sentence asks: "…?" then nothing but spaces, closing marks or emoji (the
+# same pattern in Python and in PostgreSQL's regular expressions).
+ASKING = r"\?[^\w.!?]*$"
+_ASKING = re.compile(ASKING)
 
 
 def asks_when(query: str) -> bool:
@@ -87,18 +97,30 @@ def asks_about_happenings(query: str) -> bool:
     return bool(_ASKS_ABOUT_HAPPENINGS.match(query)) and not asks_when(query)
 
 
-def says_when(statement: str | None) -> bool:
-    return bool(statement) and bool(TIME_STEMS & text_stems(statement or ""))
+def asks(statement: str | None) -> bool:
+    return isinstance(statement, str) and bool(_ASKING.search(statement))
 
 
-def with_time_words(candidates: QuerySet) -> QuerySet:
-    """PostgreSQL: annotate ``says_when``, 1 where the candidate's search vector holds a word of time."""
-    return candidates.annotate(says_when=Matched("document", [(TIME_STEMS, 1)], IntegerField()))
+def says_when(statement: str | None, summary: str | None = None, *, unless_asking: bool = True) -> bool:
+    """Does a turn tell when something happened: a word of time (in a statement that does not ask)."""
+    if unless_asking and asks(statement):
+        return False
+    return bool(TIME_STEMS & text_stems(f"{statement or ''} {summary or ''}"))
 
 
-def saying_when_in_text(ids: list[uuid.UUID]) -> set[uuid.UUID]:
+def with_time_words(candidates: QuerySet, *, unless_asking: bool = True) -> QuerySet:
+    """PostgreSQL: annotate ``says_when``, 1 where the candidate's search vector holds a word of time
+    (and its statement does not ask)."""
+    holds = Matched("document", [(TIME_STEMS, 1)], IntegerField())
+    if unless_asking:
+        asking = When(Q(content__statement__regex=ASKING), then=Value(0))
+        holds = Case(asking, default=holds, output_field=IntegerField())
+    return candidates.annotate(says_when=holds)
+
+
+def saying_when_in_text(ids: list[uuid.UUID], *, unless_asking: bool = True) -> set[uuid.UUID]:
     """SQLite: the memories among ``ids`` whose text holds a word of time (one query)."""
     rows = Memory.objects.filter(pk__in=ids).values_list(
         "pk", KeyTextTransform("statement", "content"), KeyTextTransform("summary", "content")
     )
-    return {pk for pk, statement, summary in rows if says_when(f"{statement or ''} {summary or ''}")}
+    return {pk for pk, text, summary in rows if says_when(text, summary, unless_asking=unless_asking)}

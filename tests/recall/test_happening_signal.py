@@ -109,3 +109,19 @@ def test_the_previous_weights_version_ranks_without_it(session, api, agent, sett
         "weight": 0.0,
         "contribution": 0.0,
     }
+
+
+def test_a_turn_that_asks_tells_nothing_whatever_words_of_time_it_holds(session, api):
+    asking = session("Caroline: Any pastimes lately? Any plans for the weekend?")
+    guitar = session("Caroline: I started guitar lessons last weekend and lately it is all I do")
+    body = search(api, QUESTION)
+    assert item_of(body, asking)["explanation"]["happening"] == ZERO
+    assert item_of(body, guitar)["explanation"]["happening"]["value"] == 1.0
+    assert served(body).index(str(guitar.id)) < served(body).index(str(asking.id))
+
+
+def test_before_2027_03_02_a_turn_that_asks_took_the_value(session, api, agent, settings):
+    asking = session("Caroline: Any pastimes lately? Any plans for the weekend?")
+    settings.CUSTODIAN_RANKING_WEIGHTS = {agent.tenant.name: "2027-02-23.1"}
+    body = search(api, QUESTION)
+    assert item_of(body, asking)["explanation"]["happening"]["value"] == 1.0

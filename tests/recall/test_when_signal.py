@@ -42,6 +42,21 @@ def test_words_of_time_say_when_and_durations_do_not():
     assert not says_when(None)
 
 
+def test_a_turn_that_asks_does_not_say_when():
+    assert not says_when("Any plans for the weekend?")
+    assert not says_when("Hey, happy Wednesday! What's new with you? 😊")
+    assert says_when("Any plans for the weekend? We went camping last weekend.")
+    assert says_when("Any plans for the weekend?", unless_asking=False)  # weights before 2027-03-02.1
+
+
+def test_the_question_that_asked_gives_way_to_the_reply_that_told(session, api):
+    asking = session("Melanie: Did you go to the support group yesterday?")
+    reply = session("Caroline: I did, it was so powerful on Tuesday night")
+    body = search(api, QUESTION)
+    assert item_of(body, asking)["explanation"]["when"]["value"] == 0.0
+    assert item_of(body, reply)["explanation"]["when"]["value"] == 1.0
+
+
 def test_the_turn_that_says_when_comes_first_and_says_why(session, api):
     passing = session("Caroline: Going to the support group helps")  # shorter: BM25 prefers it
     telling = session("Caroline: I went to a support group yesterday and it was so powerful")
