@@ -34,7 +34,10 @@ reordered here by these signals besides their BM25 (relative to the best):
   a later mention mostly does not;
 - **happening**: the same, for a question about someone's doings across the
   conversation ("What hobbies has …", "Would she enjoy …"): the turns that
-  tell them say when, the small talk that shares its words does not.
+  tell them say when, the small talk that shares its words does not; and
+- **narrating**: for such a question, each candidate, or turn after a hit,
+  that narrates (a verb in the past tense, in a statement that does not ask)
+  takes 1: a telling turn need not say when.
 
 Only a hit the read policy serves ``raw`` gives a neighbour anything, and only
 a candidate served ``raw`` gets a dense, coverage or subject value (or holds words for
@@ -104,6 +107,7 @@ class FirstStage:
     subject: dict[uuid.UUID, float] = field(default_factory=dict)
     when: dict[uuid.UUID, float] = field(default_factory=dict)
     happening: dict[uuid.UUID, float] = field(default_factory=dict)
+    narrating: dict[uuid.UUID, float] = field(default_factory=dict)
 
     @property
     def added(self) -> list[uuid.UUID]:
@@ -141,6 +145,7 @@ def first_stage(
         or weights.subject
         or weights.when
         or weights.happening
+        or weights.narrating
     )
     if not query.strip() or not reordering:
         return None
@@ -150,12 +155,12 @@ def first_stage(
     groups = groups if groups and groups.stems else None
     in_sql = bool(groups and connection.vendor == "postgresql")
     telling = _telling(query, weights)
-    unless_asking = weights.asking_tells_nothing
+    narrating = telling == "happening" and bool(weights.narrating)  # read from the text instead
     annotations = _annotations(
         embedder.name if with_dense else None,
         groups if in_sql else None,
-        when=bool(telling) and connection.vendor == "postgresql",
-        unless_asking=unless_asking,
+        when=bool(telling) and not narrating and connection.vendor == "postgresql",
+        unless_asking=weights.asking_tells_nothing,
     )
     columns += list(annotations)
 
@@ -208,10 +213,7 @@ def first_stage(
         if weights.coverage:
             stage.coverage = _coverage([row for row in events if row[10]], groups, held, named)
     if telling:
-        saying = _saying_when(raw, columns, unless_asking) | _following_saying_when(
-            stage.spread, following, served_raw, unless_asking
-        )
-        setattr(stage, telling, saying)
+        _told(stage, telling, raw, columns, following, served_raw, weights)
     stage.order = _ordered(lexical, stage, weights, share, dense_weight)
     return stage
 
@@ -234,6 +236,7 @@ def _ordered(
         (stage.subject, weights.subject),
         (stage.when, weights.when),
         (stage.happening, weights.happening),
+        (stage.narrating, weights.narrating),
     ):
         for pk, value in signal.items():
             keys[pk] += weight * value
@@ -267,30 +270,40 @@ def _annotations(
     return annotations
 
 
-def _saying_when(raw: list[tuple], columns: list[str], unless_asking: bool) -> dict[uuid.UUID, float]:
-    """The raw candidates that say when: from the query's column, else (SQLite) from their text."""
-    if SAYS_WHEN in columns:
-        says = columns.index(SAYS_WHEN)
-        return {row[0]: 1.0 for row in raw if row[says]}
-    ids = [row[0] for row in raw]
-    return dict.fromkeys(asking_when.saying_when_in_text(ids, unless_asking=unless_asking), 1.0)
-
-
-def _following_saying_when(
-    spread: dict[uuid.UUID, Spread],
+def _told(
+    stage: FirstStage,
+    telling: str,
+    raw: list[tuple],
+    columns: list[str],
     following: dict[uuid.UUID, Following],
     served_raw: Callable[[tuple], bool],
-    unless_asking: bool,
-) -> dict[uuid.UUID, float]:
-    """The neighbours after a hit that say when (the reply that tells it), where served ``raw``."""
-    said = {
-        pk
-        for pk in spread
-        if pk in following
-        and asking_when.says_when(following[pk].statement, unless_asking=unless_asking)
-        and served_raw(following[pk].columns)
-    }
-    return dict.fromkeys(said, 1.0)
+    weights: "RankingWeights",
+) -> None:
+    """Give ``telling`` (``when`` or ``happening``) to the raw candidates, and the turns after hits
+    served ``raw``, that say when; ``narrating`` to those that narrate, for a question about doings.
+
+    Whether a candidate says when comes from the query's column (PostgreSQL), else from its text
+    (one query), which also tells whether it narrates.
+    """
+    unless_asking = weights.asking_tells_nothing
+    if SAYS_WHEN in columns:
+        says = columns.index(SAYS_WHEN)
+        told = {row[0]: (True, False) for row in raw if row[says]}
+    else:
+        told = asking_when.telling_in_text([row[0] for row in raw], unless_asking=unless_asking)
+    for pk in stage.spread:
+        turn = following.get(pk)
+        if pk in told or not turn or not served_raw(turn.columns):
+            continue
+        said = (
+            asking_when.says_when(turn.statement, unless_asking=unless_asking),
+            asking_when.narrates(turn.statement),
+        )
+        if any(said):
+            told[pk] = said
+    setattr(stage, telling, {pk: 1.0 for pk, (when, _) in told.items() if when})
+    if telling == "happening" and weights.narrating:
+        stage.narrating = {pk: 1.0 for pk, (_, narrates) in told.items() if narrates}
 
 
 def _named_subjects(pool: QuerySet, groups, tenant_id) -> QuerySet:

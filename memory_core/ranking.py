@@ -58,6 +58,9 @@ CORROBORATION_SATURATION = 3  # independent valid sources that give the full cor
 # in "what is her new job" it is a word to match, and lexical ranking already finds that turn.
 PRESENT = frozenset(["now", "currently", "current", "nowadays", "latest", "still", "today", "these"])
 _WORD = re.compile(r"[a-z]+")
+# The signals the first stage computes (``FirstStage`` fields), each weighted by the field of the
+# same name of ``RankingWeights``.
+STAGE_SIGNALS = ("coverage", "subject", "when", "happening", "narrating")
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,9 @@ class RankingWeights:
     # A turn that asks takes neither ``when`` nor ``happening``, whatever words of time it holds
     # (False before 2027-03-02.1).
     asking_tells_nothing: bool = False
+    # For a question about someone's doings, a candidate that narrates: a verb in the past tense
+    # (0 before 2027-03-09.1).
+    narrating: float = 0.0
     # ``dense`` for the named embedders instead (none before 2027-02-16.1): a static word model's
     # meaning is believed less than a sentence transformer's.
     dense_by_embedder: tuple[tuple[str, float], ...] = ()
@@ -128,6 +134,8 @@ _STATIC_MEANING = replace(
 _HAPPENINGS = replace(_STATIC_MEANING, version="2027-02-23.1", happening=0.5)
 # "Any plans for the weekend?" tells no happening.
 _ASKING = replace(_HAPPENINGS, version="2027-03-02.1", asking_tells_nothing=True)
+# A turn that tells a happening narrates it, whether or not it says when.
+_NARRATING = replace(_ASKING, version="2027-03-09.1", narrating=0.3)
 WEIGHTS = {
     weights.version: weights
     for weights in (
@@ -144,9 +152,10 @@ WEIGHTS = {
         _STATIC_MEANING,
         _HAPPENINGS,
         _ASKING,
+        _NARRATING,
     )
 }
-DEFAULT_VERSION = "2027-03-02.1"
+DEFAULT_VERSION = "2027-03-09.1"
 
 
 @dataclass(frozen=True)
@@ -280,22 +289,9 @@ def rerank(window: list[Memory], rules: list[ReadRule], search: SearchRanking) -
         beside = spread.get(memory.id)
         role = _role(beside, type_weights)
         signals["episode"] = (beside.value if beside else 0.0, _ROLE_WEIGHT[role](type_weights))
-        signals["coverage"] = (
-            search.stage.coverage.get(memory.id, 0.0) if search.stage else 0.0,
-            type_weights.coverage,
-        )
-        signals["subject"] = (
-            search.stage.subject.get(memory.id, 0.0) if search.stage else 0.0,
-            type_weights.subject,
-        )
-        signals["when"] = (
-            search.stage.when.get(memory.id, 0.0) if search.stage else 0.0,
-            type_weights.when,
-        )
-        signals["happening"] = (
-            search.stage.happening.get(memory.id, 0.0) if search.stage else 0.0,
-            type_weights.happening,
-        )
+        for name in STAGE_SIGNALS:  # what the first stage found, under the weight of the same name
+            found = getattr(search.stage, name) if search.stage else {}
+            signals[name] = (found.get(memory.id, 0.0), getattr(type_weights, name))
         level = levels[memory.id]
         notes = {
             "episode": ({"beside": str(beside.source)} | ({role: True} if role != BESIDE else {}))

@@ -30,8 +30,18 @@ for the weekend?" and "Hey, happy Wednesday! What's new?" share the
 question's person and a word of time with every telling turn, and come up in
 every session. So a turn whose last sentence asks takes neither value
 (``unless_asking``; weights before ``2027-03-02.1`` let it).
+
+Not every telling turn says when ("We flew to Chicago, a long overdue
+getaway"), but it narrates: it holds a verb in the past tense ("flew",
+"started", "saw"), which small talk ("Any plans?", "It's hard with everything
+going on") mostly does not. So for a question about someone's doings, a turn
+whose statement does not ask and holds a past-tense verb other than an
+auxiliary ("was", "had", "could") takes 1 more, weighted ``narrating``
+(``lemminflect``'s lexicon tells the tenses apart; one query reads the
+candidates' statements, only for such a question).
 """
 
+import functools
 import re
 import uuid
 
@@ -112,15 +122,54 @@ def with_time_words(candidates: QuerySet, *, unless_asking: bool = True) -> Quer
     """PostgreSQL: annotate ``says_when``, 1 where the candidate's search vector holds a word of time
     (and its statement does not ask)."""
     holds = Matched("document", [(TIME_STEMS, 1)], IntegerField())
-    if unless_asking:
-        asking = When(Q(content__statement__regex=ASKING), then=Value(0))
-        holds = Case(asking, default=holds, output_field=IntegerField())
-    return candidates.annotate(says_when=holds)
+    if not unless_asking:
+        return candidates.annotate(says_when=holds)
+    asking = When(Q(content__statement__regex=ASKING), then=Value(0))
+    return candidates.annotate(says_when=Case(asking, default=holds, output_field=IntegerField()))
 
 
-def saying_when_in_text(ids: list[uuid.UUID], *, unless_asking: bool = True) -> set[uuid.UUID]:
-    """SQLite: the memories among ``ids`` whose text holds a word of time (one query)."""
+# Past forms that tell no happening by themselves ("it was", "I could never", "we had fun").
+PAST_AUXILIARIES = frozenset(
+    ["was", "were", "had", "did", "could", "would", "should", "might", "must", "ought", "used"]
+)
+# Words after which a past form describes a state ("so excited", "I'm tired", "feeling stuck").
+STATE_BEFORE = frozenset(
+    {"m", "am", "is", "are", "be", "been", "being", "was", "were"}
+    | {"so", "very", "really", "too", "feel", "feeling"}
+)
+_WORDS = re.compile(r"[a-z]+")
+
+
+def narrates(statement: str | None) -> bool:
+    """Does a turn that does not ask hold a verb in the past tense (not an auxiliary, not a state)?"""
+    if not statement or asks(statement):
+        return False
+    words = _WORDS.findall(statement.lower())
+    return any(
+        _past_tense(word) and (n == 0 or words[n - 1] not in STATE_BEFORE) for n, word in enumerate(words)
+    )
+
+
+@functools.lru_cache(maxsize=16384)
+def _past_tense(word: str) -> bool:
+    import lemminflect  # loads its tables on first use, as ``search._forms`` does
+
+    if word in PAST_AUXILIARIES:
+        return False
+    lemmas = lemminflect.getAllLemmas(word).get("VERB", ())
+    return any(
+        word != lemma and word in lemminflect.getAllInflections(lemma, upos="VERB").get("VBD", ())
+        for lemma in lemmas
+    )
+
+
+def telling_in_text(ids: list[uuid.UUID], *, unless_asking: bool = True) -> dict[uuid.UUID, tuple]:
+    """The memories among ``ids`` that say when or narrate, each with (says when, narrates); one query."""
     rows = Memory.objects.filter(pk__in=ids).values_list(
         "pk", KeyTextTransform("statement", "content"), KeyTextTransform("summary", "content")
     )
-    return {pk for pk, text, summary in rows if says_when(text, summary, unless_asking=unless_asking)}
+    told = {
+        pk: (says_when(text, summary, unless_asking=unless_asking), narrates(text))
+        for pk, text, summary in rows
+    }
+    return {pk: values for pk, values in told.items() if any(values)}

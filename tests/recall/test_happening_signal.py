@@ -5,16 +5,20 @@ hobby" and no word with "I started guitar lessons last weekend", the turn it
 asks for. A turn that tells a happening says when it was, so for a question
 about someone's doings (a list of them, or a disposition they show) each
 candidate served ``raw`` that holds a word of time takes the ``happening``
-signal. A question that asks when keeps its own ``when`` signal instead.
+signal. A question that asks when keeps its own ``when`` signal instead. A
+telling turn need not say when, but it narrates: a candidate whose statement
+holds a verb in the past tense takes the ``narrating`` signal too. A turn
+that asks takes neither.
 """
 
 import pytest
 
 from memory_core.ranking import DEFAULT_VERSION, WEIGHTS
-from memory_core.when import asks_about_happenings
+from memory_core.when import asks_about_happenings, narrates
 from tests.recall.searching import item_of, search, served
 
 HAPPENING = WEIGHTS[DEFAULT_VERSION].happening
+NARRATING = WEIGHTS[DEFAULT_VERSION].narrating
 QUESTION = "Which pastimes has Caroline taken up lately?"
 ZERO = {"value": 0.0, "weight": HAPPENING, "contribution": 0.0}
 
@@ -125,3 +129,69 @@ def test_before_2027_03_02_a_turn_that_asks_took_the_value(session, api, agent, 
     settings.CUSTODIAN_RANKING_WEIGHTS = {agent.tenant.name: "2027-02-23.1"}
     body = search(api, QUESTION)
     assert item_of(body, asking)["explanation"]["happening"]["value"] == 1.0
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "Paul and I flew to Chicago, a long overdue getaway",
+        "I started volunteering at a dog rescue",
+        "We went camping with the kids, so fun",
+    ],
+)
+def test_a_turn_with_a_verb_in_the_past_narrates(statement):
+    assert narrates(statement)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "Any plans for the weekend?",
+        "Did you go camping?",  # it asks
+        "It was great, I could never do that now",  # auxiliaries
+        "I'm so excited",  # a state
+        "I have been feeling tired",
+        "I need a new hobby",
+        None,
+    ],
+)
+def test_other_turns_do_not(statement):
+    assert not narrates(statement)
+
+
+def test_a_turn_that_narrates_without_saying_when_takes_narrating(session, api):
+    small_talk = session("Caroline: Lately work has been nonstop")
+    salsa = session("Caroline: I signed up for salsa lessons at the community center lately")
+    body = search(api, QUESTION)
+    assert served(body).index(str(salsa.id)) < served(body).index(str(small_talk.id))
+    assert item_of(body, salsa)["explanation"]["narrating"] == {
+        "value": 1.0,
+        "weight": NARRATING,
+        "contribution": NARRATING,
+    }
+    assert NARRATING > 0
+    assert item_of(body, salsa)["explanation"]["happening"] == ZERO  # it does not say when
+    assert item_of(body, small_talk)["explanation"]["narrating"]["value"] == 0.0
+
+
+def test_narrating_counts_only_for_a_question_about_doings(session, api):
+    salsa = session("Caroline: I signed up for salsa lessons at the community center")
+    body = search(api, "What did Caroline sign up for at the community center?")
+    assert item_of(body, salsa)["explanation"]["narrating"]["value"] == 0.0
+
+
+def test_a_masked_turn_that_narrates_takes_no_value(session, api):
+    session("Caroline: Lately work has been nonstop")
+    masked = session("Caroline: I signed up for salsa lessons lately", sensitivity="confidential")
+    body = search(api, QUESTION)
+    assert item_of(body, masked)["return_mode"] == "masked"
+    assert item_of(body, masked)["explanation"]["narrating"]["value"] == 0.0
+
+
+def test_before_2027_03_09_narrating_weighed_nothing(session, api, agent, settings):
+    small_talk = session("Caroline: Lately work has been nonstop")
+    salsa = session("Caroline: I signed up for salsa lessons at the community center lately")
+    settings.CUSTODIAN_RANKING_WEIGHTS = {agent.tenant.name: "2027-03-02.1"}
+    body = search(api, QUESTION)
+    assert served(body).index(str(small_talk.id)) < served(body).index(str(salsa.id))
+    assert item_of(body, salsa)["explanation"]["narrating"]["weight"] == 0.0

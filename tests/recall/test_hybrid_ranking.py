@@ -20,6 +20,7 @@ SIGNALS = {
     "subject",
     "when",
     "happening",
+    "narrating",
     "recency",
     "validity",
     "corroboration",
