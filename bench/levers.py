@@ -153,6 +153,8 @@ LEVERS: dict[str, LeverPatch] = {
     "happening-0.25": _weights(happening=0.25),
     "happening-0.35": _weights(happening=0.35),
     "happening-0.5": _weights(happening=0.5),
+    "narrating-0.15": _weights(narrating=0.15),
+    "narrating-0.5": _weights(narrating=0.5),
     "frame-nouns-kept": _constant("memory_core.search", "FRAME_NOUNS", frozenset()),
 }
 
