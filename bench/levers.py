@@ -95,15 +95,6 @@ def _pool(size: int) -> LeverPatch:
     return patch
 
 
-def _both(first: LeverPatch, second: LeverPatch) -> LeverPatch:
-    @contextlib.contextmanager
-    def patch() -> Iterator[None]:
-        with first(), second():
-            yield
-
-    return patch
-
-
 LEVERS: dict[str, LeverPatch] = {
     "default": contextlib.nullcontext,
     "2026-12-22.1": _version("2026-12-22.1"),
@@ -117,6 +108,7 @@ LEVERS: dict[str, LeverPatch] = {
     "2027-02-16.1": _version("2027-02-16.1"),
     "2027-02-23.1": _version("2027-02-23.1"),
     "2027-03-02.1": _version("2027-03-02.1"),
+    "2027-03-09.1": _version("2027-03-09.1"),
     "answer-0.6": _weights(answer=0.6),
     "answer-1.0": _weights(answer=1.0),
     "spread-40": _constant("memory_core.first_stage", "SPREAD_HITS", 40),
@@ -142,9 +134,6 @@ LEVERS: dict[str, LeverPatch] = {
     "when-0.35": _weights(when=0.35),
     "when-0.5": _weights(when=0.5),
     "when-1.0": _weights(when=1.0),
-    "when-0.5-candidates-only": _both(
-        _weights(when=0.5), _constant("memory_core.first_stage", "_following_saying_when", lambda *_: {})
-    ),
     "follow-up-0.5": _weights(follow_up=0.5),
     "follow-up-0.75": _weights(follow_up=0.75),
     "answer-follow-up-0.25": _weights(answer_follow_up=0.25),

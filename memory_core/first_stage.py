@@ -173,15 +173,20 @@ def first_stage(
     held = columns.index(HELD) if in_sql else None
     decided: dict[tuple, bool] = {}  # a handful of distinct (sensitivity, scope, …, subject) per search
     standing_in = bool(not rows and groups and weights.subject)
+    joining: list[tuple] = []  # the named people's memories that match no word, for their doings
     if standing_in:  # no word matched: the memories of the people the question names
         rows = read(_named_subjects(pool, groups, tenant_id))
-    raw = [row for row in rows if _decided_raw(policy, tuple(row[3:10]), context, decided)]
+    elif telling == "happening" and groups and weights.subject and weights.doings_of_the_named:
+        matched = {row[0] for row in rows}
+        joining = [row for row in read(_named_subjects(pool, groups, tenant_id)) if row[0] not in matched]
+    raw = [row for row in rows + joining if _decided_raw(policy, tuple(row[3:10]), context, decided)]
     named = _named(raw, groups) if groups and weights.subject else {}
     if standing_in:
         rows = raw = [row for row in raw if named.get(row[0])]
     ranks = {row[0]: float(row[2] or 0.0) for row in rows}
     best = max(ranks.values(), default=0.0)
     lexical = {pk: (rank / best if best > 0 else 0.0) for pk, rank in ranks.items()}
+    lexical |= {row[0]: 0.0 for row in raw if row[0] not in ranks}  # joining: in order, no BM25 rank
     stage = FirstStage(order=[], ranks=ranks, lexical_rows=len(rows))
     events = [row for row in raw if row[5] == Memory.Type.EPISODIC_EVENT]
     if with_dense:

@@ -108,3 +108,37 @@ def test_each_subject_stands_in_whatever_its_kind(chat, api):
     as_user = chat("I started at the shelter last week", CAROLINE)
     as_custom = chat("The badge was renewed", {"kind": "custom", "id": "caroline-badge"})
     assert set(served(search(api, "Who is Caroline employed by?"))) == {str(as_user.id), str(as_custom.id)}
+
+
+DOINGS = "Which pastimes has Caroline taken up?"
+
+
+@pytest.fixture
+def elsewhere(agent, remember):
+    """A turn of another session that shares a word with the question (so nothing stands in)."""
+    session = make_evidence(agent.agent, kind="conversation")
+    return remember("Which pastimes do you like?", type="episodic_event", evidence=session, subject=MELANIE)
+
+
+def test_a_question_about_the_named_persons_doings_considers_every_memory_of_theirs(chat, api, elsewhere):
+    salsa = chat("I signed up for salsa lessons at the community center", CAROLINE)
+    other = chat("I signed up for pottery at the community center", MELANIE)
+    body = search(api, DOINGS)
+    assert str(salsa.id) in served(body) and str(other.id) not in served(body)
+    explanation = item_of(body, salsa)["explanation"]
+    assert explanation["lexical"]["value"] == 0.0  # it shares no word with the question
+    assert explanation["subject"]["value"] > 0 and explanation["narrating"]["value"] == 1.0
+
+
+def test_a_withheld_memory_of_the_named_person_does_not_join(chat, api, elsewhere):
+    masked = chat("I signed up for salsa lessons", CAROLINE, sensitivity="confidential")
+    assert str(masked.id) not in served(search(api, DOINGS))
+
+
+def test_the_named_persons_memories_join_only_a_question_about_their_doings(
+    chat, api, agent, settings, elsewhere
+):
+    salsa = chat("I signed up for salsa lessons at the community center", CAROLINE)
+    assert str(salsa.id) not in served(search(api, "Which pastime is Caroline's favourite?"))
+    settings.CUSTODIAN_RANKING_WEIGHTS = {agent.tenant.name: "2027-03-09.1"}
+    assert str(salsa.id) not in served(search(api, DOINGS))
