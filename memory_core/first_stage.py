@@ -27,7 +27,9 @@ reordered here by these signals besides their BM25 (relative to the best):
 - **subject**: each candidate takes the share of the question its subject id
   names (``memory_core.subjects``), so the turns of the person asked about
   come first though they do not say their own name; when no word matches,
-  that person's memories stand in as the candidates.
+  that person's memories stand in as the candidates, and when some do, they
+  join them, matched or not (``named_subjects_join``): what a "Caroline:" in
+  each of her turns would have done;
 - **when**: for a question that asks when, each candidate, or turn after a
   hit, that holds a word of time and does not ask takes 1
   (``memory_core.when``): the turn that told a happening says when it was,
@@ -173,10 +175,10 @@ def first_stage(
     held = columns.index(HELD) if in_sql else None
     decided: dict[tuple, bool] = {}  # a handful of distinct (sensitivity, scope, …, subject) per search
     standing_in = bool(not rows and groups and weights.subject)
-    joining: list[tuple] = []  # the named people's memories that match no word, for their doings
+    joining: list[tuple] = []  # the named people's memories that match no word
     if standing_in:  # no word matched: the memories of the people the question names
         rows = read(_named_subjects(pool, groups, tenant_id))
-    elif telling == "happening" and groups and weights.subject and weights.doings_of_the_named:
+    elif groups and weights.subject and weights.named_subjects_join:
         matched = {row[0] for row in rows}
         joining = [row for row in read(_named_subjects(pool, groups, tenant_id)) if row[0] not in matched]
     raw = [row for row in rows + joining if _decided_raw(policy, tuple(row[3:10]), context, decided)]

@@ -95,9 +95,9 @@ class RankingWeights:
     # For a question about someone's doings, a candidate that narrates: a verb in the past tense
     # (0 before 2027-03-09.1).
     narrating: float = 0.0
-    # For a question about someone's doings, the memories of the subjects it names are candidates
-    # though they match no word of it (False before 2027-03-16.1).
-    doings_of_the_named: bool = False
+    # The memories of the subjects a question names are candidates though they match no word of it
+    # (False before 2027-03-16.1: only when no word matched anything).
+    named_subjects_join: bool = False
     # ``dense`` for the named embedders instead (none before 2027-02-16.1): a static word model's
     # meaning is believed less than a sentence transformer's.
     dense_by_embedder: tuple[tuple[str, float], ...] = ()
@@ -139,8 +139,8 @@ _HAPPENINGS = replace(_STATIC_MEANING, version="2027-02-23.1", happening=0.5)
 _ASKING = replace(_HAPPENINGS, version="2027-03-02.1", asking_tells_nothing=True)
 # A turn that tells a happening narrates it, whether or not it says when.
 _NARRATING = replace(_ASKING, version="2027-03-09.1", narrating=0.3)
-# A question about someone's doings considers all of that person's memories, named in text or not.
-_DOINGS_OF_THE_NAMED = replace(_NARRATING, version="2027-03-16.1", doings_of_the_named=True)
+# A question about someone considers all of their memories, whether their text names them or not.
+_NAMED_SUBJECTS_JOIN = replace(_NARRATING, version="2027-03-16.1", named_subjects_join=True)
 WEIGHTS = {
     weights.version: weights
     for weights in (
@@ -158,7 +158,7 @@ WEIGHTS = {
         _HAPPENINGS,
         _ASKING,
         _NARRATING,
-        _DOINGS_OF_THE_NAMED,
+        _NAMED_SUBJECTS_JOIN,
     )
 }
 DEFAULT_VERSION = "2027-03-16.1"

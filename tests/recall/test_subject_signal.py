@@ -1,5 +1,5 @@
-"""The question's person: a memory whose subject the question names is lifted, and stands in when
-no word matches.
+"""The question's person: a memory whose subject the question names is lifted, and joins the
+candidates (stands in for them when no word matches).
 
 A client that files each speaker's turns under their own subject
 ("c1-caroline") says who said a turn without writing "Caroline:" into it.
@@ -82,13 +82,17 @@ def test_a_subject_that_only_begins_like_the_name_is_not_named(chat, api):
     assert search(api, "Who is Caroline employed by?")["results"] == []
 
 
-def test_a_named_subject_costs_no_query_when_words_match(chat, api):
+def test_a_named_subject_costs_one_query_for_its_memories_however_many(chat, api):
     chat("I started the new job at the shelter last week", CAROLINE)
     with CaptureQueriesContext(connection) as named:
         search(api, "What job does Caroline have?")
     with CaptureQueriesContext(connection) as unnamed:
         search(api, "What job does Priya have?")
-    assert len(named) == len(unnamed)
+    for n in range(5):
+        chat(f"Errand number {n} is done", CAROLINE)
+    with CaptureQueriesContext(connection) as more:
+        search(api, "What job does Caroline have?")
+    assert len(named) == len(unnamed) + 1 == len(more)
 
 
 def test_another_tenants_person_never_stands_in(agent, other_agent, remember, api):
@@ -120,7 +124,7 @@ def elsewhere(agent, remember):
     return remember("Which pastimes do you like?", type="episodic_event", evidence=session, subject=MELANIE)
 
 
-def test_a_question_about_the_named_persons_doings_considers_every_memory_of_theirs(chat, api, elsewhere):
+def test_a_question_about_the_named_person_considers_every_memory_of_theirs(chat, api, elsewhere):
     salsa = chat("I signed up for salsa lessons at the community center", CAROLINE)
     other = chat("I signed up for pottery at the community center", MELANIE)
     body = search(api, DOINGS)
@@ -135,10 +139,11 @@ def test_a_withheld_memory_of_the_named_person_does_not_join(chat, api, elsewher
     assert str(masked.id) not in served(search(api, DOINGS))
 
 
-def test_the_named_persons_memories_join_only_a_question_about_their_doings(
-    chat, api, agent, settings, elsewhere
-):
+def test_the_named_persons_memories_join_any_question_that_names_them(chat, api, agent, settings, elsewhere):
     salsa = chat("I signed up for salsa lessons at the community center", CAROLINE)
-    assert str(salsa.id) not in served(search(api, "Which pastime is Caroline's favourite?"))
+    body = search(api, "Which pastime is Caroline's favourite?")
+    assert str(salsa.id) in served(body)
+    assert item_of(body, salsa)["explanation"]["narrating"]["value"] == 0.0  # not about doings
+    assert str(salsa.id) not in served(search(api, "Which pastime is Priya's favourite?"))
     settings.CUSTODIAN_RANKING_WEIGHTS = {agent.tenant.name: "2027-03-09.1"}
     assert str(salsa.id) not in served(search(api, DOINGS))
