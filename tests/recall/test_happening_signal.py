@@ -18,7 +18,6 @@ from memory_core.when import asks_about_happenings, narrates
 from tests.recall.searching import item_of, search, served
 
 HAPPENING = WEIGHTS[DEFAULT_VERSION].happening
-NARRATING = WEIGHTS[DEFAULT_VERSION].narrating
 QUESTION = "Which pastimes has Caroline taken up lately?"
 ZERO = {"value": 0.0, "weight": HAPPENING, "contribution": 0.0}
 
@@ -61,20 +60,28 @@ def test_other_questions_do_not(question):
     assert not asks_about_happenings(question)
 
 
-def test_the_turns_that_told_happenings_come_before_small_talk_and_say_why(session, api):
+@pytest.mark.parametrize(
+    ("telling", "signal", "not_taken"),
+    [
+        # It says when (and narrates): the happening signal, never ``when`` as well.
+        ("Caroline: I started guitar lessons last weekend and lately it is all I do", "happening", "when"),
+        # It narrates without saying when.
+        ("Caroline: I signed up for salsa lessons at the community center lately", "narrating", "happening"),
+    ],
+)
+def test_the_turns_that_told_happenings_come_before_small_talk_and_say_why(
+    session, api, telling, signal, not_taken
+):
     small_talk = session("Caroline: Lately work has been nonstop")  # shorter: BM25 prefers it
-    guitar = session("Caroline: I started guitar lessons last weekend and lately it is all I do")
+    told = session(telling)
     body = search(api, QUESTION)
-    assert served(body).index(str(guitar.id)) < served(body).index(str(small_talk.id))
-    assert item_of(body, guitar)["explanation"]["happening"] == {
-        "value": 1.0,
-        "weight": HAPPENING,
-        "contribution": HAPPENING,
-    }
-    assert HAPPENING > 0
-    assert item_of(body, small_talk)["explanation"]["happening"] == ZERO
-    assert item_of(body, guitar)["explanation"]["when"]["value"] == 0.0  # one of the two, never both
-    item = item_of(body, guitar)
+    assert served(body).index(str(told.id)) < served(body).index(str(small_talk.id))
+    weight = getattr(WEIGHTS[DEFAULT_VERSION], signal)
+    explanation = item_of(body, told)["explanation"]
+    assert explanation[signal] == {"value": 1.0, "weight": weight, "contribution": weight} and weight > 0
+    assert explanation[not_taken]["value"] == 0.0
+    assert item_of(body, small_talk)["explanation"][signal]["value"] == 0.0
+    item = item_of(body, told)
     assert item["score"] == pytest.approx(
         sum(s["contribution"] for s in item["explanation"].values()), abs=1e-3
     )
@@ -157,21 +164,6 @@ def test_a_turn_with_a_verb_in_the_past_narrates(statement):
 )
 def test_other_turns_do_not(statement):
     assert not narrates(statement)
-
-
-def test_a_turn_that_narrates_without_saying_when_takes_narrating(session, api):
-    small_talk = session("Caroline: Lately work has been nonstop")
-    salsa = session("Caroline: I signed up for salsa lessons at the community center lately")
-    body = search(api, QUESTION)
-    assert served(body).index(str(salsa.id)) < served(body).index(str(small_talk.id))
-    assert item_of(body, salsa)["explanation"]["narrating"] == {
-        "value": 1.0,
-        "weight": NARRATING,
-        "contribution": NARRATING,
-    }
-    assert NARRATING > 0
-    assert item_of(body, salsa)["explanation"]["happening"] == ZERO  # it does not say when
-    assert item_of(body, small_talk)["explanation"]["narrating"]["value"] == 0.0
 
 
 def test_narrating_counts_only_for_a_question_about_doings(session, api):
