@@ -133,8 +133,11 @@ def first_stage(
     holds and, with an embedder, each candidate's vector for its exact
     revision), plus one placing the best hits in their episodes (with what
     each and the turns after it say, to tell which ask, and what the policy
-    decides those turns on), and one for the words' IDF; two more when no
-    word matched (the tenant's subject ids, the named ones' memories).
+    decides those turns on), and one for the words' IDF; with the subject
+    signal, one for the tenant's subject ids and, when the question names
+    any, one for their memories (which join the candidates, or stand in when
+    no word matched); for a question about someone's doings, one for the
+    candidates' statements.
     """
     episode_weight = weights.episode
     embedder = active_embedder()
@@ -171,16 +174,9 @@ def first_stage(
             rows = annotate(rows)
         return list(rows.values_list(*columns)[:POOL])
 
-    rows = read(candidates)
+    rows, joining, standing_in = _with_named(read(candidates), read, pool, groups, weights, tenant_id)
     held = columns.index(HELD) if in_sql else None
     decided: dict[tuple, bool] = {}  # a handful of distinct (sensitivity, scope, …, subject) per search
-    standing_in = bool(not rows and groups and weights.subject)
-    joining: list[tuple] = []  # the named people's memories that match no word
-    if standing_in:  # no word matched: the memories of the people the question names
-        rows = read(_named_subjects(pool, groups, tenant_id))
-    elif groups and weights.subject and weights.named_subjects_join:
-        matched = {row[0] for row in rows}
-        joining = [row for row in read(_named_subjects(pool, groups, tenant_id)) if row[0] not in matched]
     raw = [row for row in rows + joining if _decided_raw(policy, tuple(row[3:10]), context, decided)]
     named = _named(raw, groups) if groups and weights.subject else {}
     if standing_in:
@@ -223,6 +219,22 @@ def first_stage(
         _told(stage, telling, raw, columns, following, served_raw, weights)
     stage.order = _ordered(lexical, stage, weights, share, dense_weight)
     return stage
+
+
+def _with_named(
+    rows: list[tuple], read: Callable[[QuerySet], list[tuple]], pool: QuerySet, groups, weights, tenant_id
+) -> tuple[list[tuple], list[tuple], bool]:
+    """The lexical candidates, the memories of the subjects the question names that join them
+    (``named_subjects_join``), and whether those stand in for the candidates (no word matched)."""
+    if not (groups and weights.subject):
+        return rows, [], False
+    if not rows:
+        return read(_named_subjects(pool, groups, tenant_id)), [], True
+    if not weights.named_subjects_join:
+        return rows, [], False
+    matched = {row[0] for row in rows}
+    named = read(_named_subjects(pool, groups, tenant_id))
+    return rows, [row for row in named if row[0] not in matched], False
 
 
 def _ordered(
