@@ -153,6 +153,12 @@ class Memory(models.Model):
         verbose_name_plural = "memories"
         indexes = [
             models.Index(fields=["tenant", "subject_kind", "subject_id", "state"], name="memory_subject_idx"),
+            # A search's named subjects' memories, newest first (``memory_core.subjects``): an ordered
+            # scan that stops at the first stage's pool, however many memories a subject has.
+            models.Index(
+                fields=["tenant", "subject_id", "state", "-updated_at", "id"],
+                name="memory_subject_recent_idx",
+            ),
             models.Index(fields=["tenant", "dedupe_key", "state"], name="memory_dedupe_idx"),
             models.Index(fields=["tenant", "scope", "type", "state"], name="memory_scope_type_idx"),
             models.Index(
