@@ -40,7 +40,8 @@ def test_a_named_subjects_memories_are_read_in_order_from_the_index(api, seeded,
     with CaptureQueriesContext(connection) as captured:
         response = api.post("/api/v1/recall/search", {"query": query, "limit": 10}, format="json")
     assert response.status_code == 200, response.content
-    reads = [q["sql"] for q in captured.captured_queries if "'quant-desk'" in q["sql"] and "LIMIT" in q["sql"]]
+    statements = [q["sql"] for q in captured.captured_queries]
+    reads = [sql for sql in statements if "'quant-desk'" in sql and "LIMIT" in sql]
     assert reads, "the search read no memories of the subject it names"
     for sql in reads:
         nodes = plan_nodes(sql)
