@@ -147,3 +147,16 @@ def test_the_named_persons_memories_join_any_question_that_names_them(chat, api,
     assert str(salsa.id) not in served(search(api, "Which pastime is Priya's favourite?"))
     settings.CUSTODIAN_RANKING_WEIGHTS = {agent.tenant.name: "2027-03-09.1"}
     assert str(salsa.id) not in served(search(api, DOINGS))
+
+
+def test_another_tenants_person_never_joins(agent, other_agent, remember, api, elsewhere):
+    session = make_evidence(other_agent.agent, kind="conversation")
+    theirs = remember(
+        "I signed up for salsa lessons at the community center",
+        handle=other_agent,
+        type="episodic_event",
+        evidence=session,
+        subject=CAROLINE,
+    )
+    assert str(theirs.id) not in served(search(api, DOINGS))
+    assert served(search(other_agent.client, DOINGS)) == [str(theirs.id)]  # it stands in there
