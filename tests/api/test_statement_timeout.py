@@ -10,15 +10,22 @@ import subprocess
 import sys
 
 import pytest
+from django.core.management import call_command
 
 from tests import workers
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
+# Committed, so the roles are there for the interpreters this starts, on a fresh server too.
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 SHOW = (
     "import django; django.setup(); from django.db import connection;"
     " cursor = connection.cursor(); cursor.execute('SHOW statement_timeout'); print(cursor.fetchone()[0])"
 )
+
+
+@pytest.fixture(autouse=True)
+def _roles():
+    call_command("setup_db_roles", verbosity=0)
 
 
 def _statement_timeout(prelude: str, **env: str) -> str:
