@@ -109,6 +109,7 @@ LEVERS: dict[str, LeverPatch] = {
     "2027-02-23.1": _version("2027-02-23.1"),
     "2027-03-02.1": _version("2027-03-02.1"),
     "2027-03-09.1": _version("2027-03-09.1"),
+    "2027-03-16.1": _version("2027-03-16.1"),
     "answer-0.6": _weights(answer=0.6),
     "answer-1.0": _weights(answer=1.0),
     "spread-40": _constant("memory_core.first_stage", "SPREAD_HITS", 40),
@@ -144,6 +145,10 @@ LEVERS: dict[str, LeverPatch] = {
     "happening-0.5": _weights(happening=0.5),
     "narrating-0.15": _weights(narrating=0.15),
     "narrating-0.5": _weights(narrating=0.5),
+    "person-0.25": _weights(person=0.25),
+    "person-0.5": _weights(person=0.5),
+    "person-1.0": _weights(person=1.0),
+    "person-2.0": _weights(person=2.0),
     "frame-nouns-kept": _constant("memory_core.search", "FRAME_NOUNS", frozenset()),
 }
 

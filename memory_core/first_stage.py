@@ -57,7 +57,7 @@ from django.db.models import F, FloatField, OuterRef, QuerySet, Subquery, Value
 
 from evidence.models import EvidenceSource
 from memory_core import coverage as episode_coverage
-from memory_core import subjects
+from memory_core import named_people, subjects
 from memory_core import when as asking_when
 from memory_core.embeddings import active_embedder, query_vector, similarities
 from memory_core.episodes import Following, Placed, adjacent
@@ -110,6 +110,7 @@ class FirstStage:
     when: dict[uuid.UUID, float] = field(default_factory=dict)
     happening: dict[uuid.UUID, float] = field(default_factory=dict)
     narrating: dict[uuid.UUID, float] = field(default_factory=dict)
+    person: dict[uuid.UUID, float] = field(default_factory=dict)
 
     @property
     def added(self) -> list[uuid.UUID]:
@@ -151,11 +152,12 @@ def first_stage(
         or weights.when
         or weights.happening
         or weights.narrating
+        or weights.person
     )
     if not query.strip() or not reordering:
         return None
     columns = ["pk", "revision", "rank", *_POLICY_COLUMNS, "episode"]
-    wants_groups = weights.coverage or weights.subject
+    wants_groups = weights.coverage or weights.subject or weights.person
     groups = episode_coverage.word_groups(query, tenant_id, using=candidates.db) if wants_groups else None
     groups = groups if groups and groups.stems else None
     in_sql = bool(groups and connection.vendor == "postgresql")
@@ -215,6 +217,8 @@ def first_stage(
         stage.subject = {pk: groups.share(bits) for pk, bits in named.items() if bits}
         if weights.coverage:
             stage.coverage = _coverage([row for row in events if row[10]], groups, held, named)
+        if weights.person:
+            stage.person = _person(query, raw, groups, held, named, stage.spread)
     if telling:
         _told(stage, telling, raw, columns, following, served_raw, weights)
     stage.order = _ordered(lexical, stage, weights, share, dense_weight)
@@ -256,6 +260,7 @@ def _ordered(
         (stage.when, weights.when),
         (stage.happening, weights.happening),
         (stage.narrating, weights.narrating),
+        (stage.person, weights.person),
     ):
         for pk, value in signal.items():
             keys[pk] += weight * value
@@ -351,6 +356,24 @@ def _coverage(turns: list[tuple], groups, held: int | None, named: dict) -> dict
     return episode_coverage.coverage(
         [(row[0], row[10], bits.get(row[0], 0) | named.get(row[0], 0)) for row in turns], groups
     )
+
+
+def _person(
+    query: str, raw: list[tuple], groups, held: int | None, named: dict, spread: dict[uuid.UUID, Spread]
+) -> dict[uuid.UUID, float]:
+    """The raw candidates whose episode holds every name the question writes, and the turns next to
+    their hits (``memory_core.named_people``); on SQLite, one query for the candidates' text."""
+    mask = named_people.name_mask(query, groups)
+    if not mask:
+        return {}
+    if held is not None:
+        bits = {row[0]: row[held] for row in raw}
+    else:
+        bits, _ = episode_coverage.held_in_text([row[0] for row in raw], groups)
+    people = named_people.with_named_people(
+        [(row[0], row[10] or row[0], (bits.get(row[0]) or 0) | named.get(row[0], 0)) for row in raw], mask
+    )
+    return people | {pk: people[offer.source] for pk, offer in spread.items() if offer.source in people}
 
 
 def _spread(

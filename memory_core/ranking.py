@@ -60,7 +60,7 @@ PRESENT = frozenset(["now", "currently", "current", "nowadays", "latest", "still
 _WORD = re.compile(r"[a-z]+")
 # The signals the first stage computes (``FirstStage`` fields), each weighted by the field of the
 # same name of ``RankingWeights``.
-STAGE_SIGNALS = ("coverage", "subject", "when", "happening", "narrating")
+STAGE_SIGNALS = ("coverage", "subject", "when", "happening", "narrating", "person")
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,8 @@ class RankingWeights:
     # The memories of the subjects a question names are candidates though they match no word of it
     # (False before 2027-03-16.1: only when no word matched anything).
     named_subjects_join: bool = False
+    # A candidate whose episode holds every name the question writes (0 before 2027-03-23.1).
+    person: float = 0.0
     # ``dense`` for the named embedders instead (none before 2027-02-16.1): a static word model's
     # meaning is believed less than a sentence transformer's.
     dense_by_embedder: tuple[tuple[str, float], ...] = ()
@@ -141,6 +143,8 @@ _ASKING = replace(_HAPPENINGS, version="2027-03-02.1", asking_tells_nothing=True
 _NARRATING = replace(_ASKING, version="2027-03-09.1", narrating=0.3)
 # A question about someone considers all of their memories, whether their text names them or not.
 _NAMED_SUBJECTS_JOIN = replace(_NARRATING, version="2027-03-16.1", named_subjects_join=True)
+# An answer about the person a question names is said where that person is.
+_PERSON = replace(_NAMED_SUBJECTS_JOIN, version="2027-03-23.1", person=1.0)
 WEIGHTS = {
     weights.version: weights
     for weights in (
@@ -159,9 +163,10 @@ WEIGHTS = {
         _ASKING,
         _NARRATING,
         _NAMED_SUBJECTS_JOIN,
+        _PERSON,
     )
 }
-DEFAULT_VERSION = "2027-03-16.1"
+DEFAULT_VERSION = "2027-03-23.1"
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ SIGNALS = {
     "when",
     "happening",
     "narrating",
+    "person",
     "recency",
     "validity",
     "corroboration",
