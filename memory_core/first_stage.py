@@ -36,10 +36,14 @@ reordered here by these signals besides their BM25 (relative to the best):
   a later mention mostly does not;
 - **happening**: the same, for a question about someone's doings across the
   conversation ("What hobbies has …", "Would she enjoy …"): the turns that
-  tell them say when, the small talk that shares its words does not; and
+  tell them say when, the small talk that shares its words does not;
 - **narrating**: for such a question, each candidate, or turn after a hit,
   that narrates (a verb in the past tense, in a statement that does not ask)
-  takes 1: a telling turn need not say when.
+  takes 1: a telling turn need not say when; and
+- **person**: each candidate, or turn next to a hit, takes the share of the
+  names the question writes that its episode holds (``memory_core.named_people``):
+  an answer about Caroline is said where she is, not in someone else's chat
+  that shares a rarer word with the question.
 
 Only a hit the read policy serves ``raw`` gives a neighbour anything, and only
 a candidate served ``raw`` gets a dense, coverage or subject value (or holds words for
@@ -138,7 +142,8 @@ def first_stage(
     signal, one for the tenant's subject ids and, when the question names
     any, one for their memories (which join the candidates, or stand in when
     no word matched); for a question about someone's doings, one for the
-    candidates' statements.
+    candidates' statements; on SQLite, for a question that names someone,
+    one for the candidates' text.
     """
     episode_weight = weights.episode
     embedder = active_embedder()
