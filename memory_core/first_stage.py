@@ -366,8 +366,9 @@ def _coverage(turns: list[tuple], groups, held: int | None, named: dict) -> dict
 def _person(
     query: str, raw: list[tuple], groups, held: int | None, named: dict, spread: dict[uuid.UUID, Spread]
 ) -> dict[uuid.UUID, float]:
-    """The raw candidates whose episode holds every name the question writes, and the turns next to
-    their hits (``memory_core.named_people``); on SQLite, one query for the candidates' text."""
+    """Each raw candidate's share of the names the question writes that its episode holds, and the
+    same for the turns next to its hits (``memory_core.named_people``); on SQLite, one query for the
+    candidates' text."""
     mask = named_people.name_mask(query, groups)
     if not mask:
         return {}
