@@ -76,6 +76,16 @@ def test_every_turn_of_the_session_takes_it_and_a_subject_id_names_her_too(sessi
     assert served(body).index(str(reply.id)) < served(body).index(str(elsewhere.id))
 
 
+def test_a_turn_next_to_a_hit_of_her_session_takes_the_hits_value(session, elsewhere, api):
+    hers = session()
+    hers("Caroline: We took the children to the aquarium on Sunday")
+    reply = hers("So fun, the sharks must have been a hit!")  # no word of the question, nobody named
+    body = search(api, QUESTION)
+    explanation = item_of(body, reply)["explanation"]
+    assert explanation["lexical"]["value"] == 0.0 and explanation["episode"]["value"] > 0
+    assert explanation["person"]["value"] == 1.0
+
+
 def test_a_session_holding_one_of_two_names_takes_half(session, elsewhere, api):
     told = session()("Caroline: We finally went to the aquarium with the children")
     body = search(api, "Where did Caroline and Priya take the children?")
