@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING
 from django.db import connection
 from django.db.models import F, FloatField, OuterRef, QuerySet, Subquery, Value
 
+from core.binary_rows import binary_rows
 from evidence.models import EvidenceSource
 from memory_core import coverage as episode_coverage
 from memory_core import named_people, subjects
@@ -179,7 +180,7 @@ def first_stage(
     def read(rows: QuerySet) -> list[tuple]:
         for annotate in annotations.values():
             rows = annotate(rows)
-        return list(rows.values_list(*columns)[:POOL])
+        return binary_rows(rows.values_list(*columns)[:POOL])
 
     rows, joining, standing_in = _with_named(read(candidates), read, pool, groups, weights, tenant_id)
     held = columns.index(HELD) if in_sql else None

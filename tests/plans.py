@@ -1,7 +1,10 @@
 """PostgreSQL's plan for a statement a real request ran, as a flat list of plan nodes."""
 
+import contextlib
 import json
+from collections.abc import Iterator
 
+import psycopg
 from django.db import connection
 
 
@@ -17,3 +20,21 @@ def _nodes(plan: dict):
     yield plan
     for child in plan.get("Plans", []):
         yield from _nodes(child)
+
+
+@contextlib.contextmanager
+def statements() -> Iterator[list[str]]:
+    """Every statement run inside, its parameters written in.
+
+    Django's query log shows placeholders for a statement bound on the
+    server (``core.binary_rows``); its plan needs the values.
+    """
+    ran: list[str] = []
+
+    def keep(execute, sql, params, many, context):
+        written = psycopg.ClientCursor(connection.connection).mogrify(sql, params) if params else sql
+        ran.append(written)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(keep):
+        yield ran

@@ -10,13 +10,12 @@ never sort them all. The plan is asserted, not the time.
 
 import pytest
 from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
 from bench.seed import seed_applied_memories
 from bench.textgen import TextGenerator
 from memory_core.models import Memory
 from tests.factories import make_evidence
-from tests.plans import plan_nodes
+from tests.plans import plan_nodes, statements
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -37,11 +36,10 @@ def test_a_named_subjects_memories_are_read_in_order_from_the_index(api, seeded,
     named = Memory.objects.filter(tenant=agent.tenant, subject_id="quant-desk").count()
     assert named > 1000  # more than the pool: a sort would read them all
     query = f"What did the quant desk say about {seeded.query_words(1)[0]}?"
-    with CaptureQueriesContext(connection) as captured:
+    with statements() as ran:
         response = api.post("/api/v1/recall/search", {"query": query, "limit": 10}, format="json")
     assert response.status_code == 200, response.content
-    statements = [q["sql"] for q in captured.captured_queries]
-    reads = [sql for sql in statements if "'quant-desk'" in sql and "LIMIT" in sql]
+    reads = [sql for sql in ran if "'quant-desk'" in sql and "LIMIT" in sql]
     assert reads, "the search read no memories of the subject it names"
     for sql in reads:
         nodes = plan_nodes(sql)

@@ -45,6 +45,24 @@ def test_a_web_process_behind_the_pooler_gets_its_budget_from_the_pooler(pooler)
     assert web.stdout.split() == ["None", f"{POOLED_STATEMENT_TIMEOUT_MS // 1000}s"]
 
 
+def test_a_web_process_behind_the_pooler_reads_search_candidates_in_binary(pooler):
+    """Recall's first stage binds on the server and reads in binary (``core.binary_rows``):
+    unnamed statements, which a transaction pooler passes on, ten times over."""
+    read = (
+        "import django; django.setup(); from core.binary_rows import binary_rows;"
+        " from memory_core.models import Memory; from django.db.models import Value;"
+        " rows = Memory.objects.annotate(word=Value('tea')).values_list('word', 'revision');"
+        " print([binary_rows(rows.filter(subject_id='nobody')[:5]) for _ in range(10)][-1])"
+    )
+    web = _run(
+        [sys.executable, "-c", f"import config.gunicorn; {read}"],
+        DATABASE_URL=pooler.url(),
+        CUSTODIAN_DB_POOLER="transaction",
+    )
+    assert web.returncode == 0, web.stderr
+    assert web.stdout.strip() == "[]"
+
+
 def test_without_the_pooler_setting_pgbouncer_refuses_the_budget_startup_parameter(pooler):
     web = _run([sys.executable, "-c", f"import config.gunicorn; {SHOW}"], DATABASE_URL=pooler.url())
     assert web.returncode != 0

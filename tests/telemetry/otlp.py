@@ -20,6 +20,7 @@ class Span:
     span_id: str
     parent_span_id: str
     links: list[tuple[str, str]]  # (trace id, span id), hex
+    attributes: dict[str, str] = field(default_factory=dict)  # the span's own, string values
 
 
 @dataclass
@@ -47,6 +48,7 @@ def _decode(body: bytes) -> list[Span]:
                         span_id=span.span_id.hex(),
                         parent_span_id=span.parent_span_id.hex(),
                         links=[(link.trace_id.hex(), link.span_id.hex()) for link in span.links],
+                        attributes={a.key: a.value.string_value for a in span.attributes},
                     )
                 )
     return spans
