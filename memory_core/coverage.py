@@ -22,9 +22,7 @@ from dataclasses import dataclass
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import IntegerField, QuerySet
-from django.db.models.fields.json import KeyTextTransform
 
-from memory_core.models import Memory
 from memory_core.search import Matched, idf, query_groups, stems_of, text_stems
 
 
@@ -68,13 +66,13 @@ def with_held_groups(candidates: QuerySet, groups: WordGroups) -> QuerySet:
     )
 
 
-def held_in_text(ids: list[uuid.UUID], groups: WordGroups) -> tuple[dict[uuid.UUID, int], WordGroups]:
-    """SQLite: the groups each memory's text holds, and IDF counted over these memories (one query)."""
-    rows = Memory.objects.filter(pk__in=ids).values_list(
-        "pk", KeyTextTransform("statement", "content"), KeyTextTransform("summary", "content")
-    )
+def held_in_text(
+    texts: dict[uuid.UUID, tuple], groups: WordGroups
+) -> tuple[dict[uuid.UUID, int], WordGroups]:
+    """SQLite: the groups each memory's (statement, summary) holds, and IDF counted over these
+    memories."""
     held = {}
-    for pk, statement, summary in rows:
+    for pk, (statement, summary) in texts.items():
         words = text_stems(f"{statement or ''} {summary or ''}")
         held[pk] = sum(1 << n for n, group in enumerate(groups.stems) if words & group)
     counts = [sum(1 for bits in held.values() if bits >> n & 1) for n in range(len(groups.stems))]

@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING
 
 from django.db import connection
 from django.db.models import F, FloatField, OuterRef, QuerySet, Subquery, Value
+from django.db.models.fields.json import KeyTextTransform
 
 from core.binary_rows import binary_rows
 from evidence.models import EvidenceSource
@@ -82,7 +83,8 @@ _POLICY_COLUMNS = ("sensitivity", "scope", "type", "state", "subject_kind", "sub
 
 
 BESIDE, ANSWERS, FOLLOWS, FOLLOWS_ANSWER = "beside", "answers", "follows", "follows_answer"
-DENSE_VECTOR, HELD, SAYS_WHEN = "dense_vector", "held", "says_when"  # columns a read may annotate
+# Columns a read may annotate.
+DENSE_VECTOR, HELD, SAYS_WHEN, STATEMENT, SUMMARY = "dense_vector", "held", "says_when", "said", "summarised"
 
 
 @dataclass(frozen=True)
@@ -137,14 +139,14 @@ def first_stage(
 
     One query (ids, BM25, what the policy decides on, the word groups each
     holds and, with an embedder, each candidate's vector for its exact
-    revision), plus one placing the best hits in their episodes (with what
-    each and the turns after it say, to tell which ask, and what the policy
-    decides those turns on), and one for the words' IDF; with the subject
-    signal, one for the tenant's subject ids and, when the question names
-    any, one for their memories (which join the candidates, or stand in when
-    no word matched); for a question about someone's doings, one for the
-    candidates' statements; on SQLite, for a question that names someone,
-    one for the candidates' text.
+    revision; its statement and summary where a signal reads the text: a
+    question about someone's doings, and on SQLite any that counts words
+    over the candidates), in PostgreSQL's binary format, plus one placing
+    the best hits in their episodes (with what each and the turns after it
+    say, to tell which ask, and what the policy decides those turns on), and
+    one for the words' IDF; with the subject signal, one for the tenant's
+    subject ids and, when the question names any, one for their memories
+    (which join the candidates, or stand in when no word matched).
     """
     episode_weight = weights.episode
     embedder = active_embedder()
@@ -174,6 +176,7 @@ def first_stage(
         groups if in_sql else None,
         when=bool(telling) and not narrating and connection.vendor == "postgresql",
         unless_asking=weights.asking_tells_nothing,
+        text=narrating or _counted_in_text(telling, groups, weights),
     )
     columns += list(annotations)
 
@@ -184,6 +187,7 @@ def first_stage(
 
     rows, joining, standing_in = _with_named(read(candidates), read, pool, groups, weights, tenant_id)
     held = columns.index(HELD) if in_sql else None
+    texts = _texts(rows + joining, columns)
     decided: dict[tuple, bool] = {}  # a handful of distinct (sensitivity, scope, …, subject) per search
     raw = [row for row in rows + joining if _decided_raw(policy, tuple(row[3:10]), context, decided)]
     named = _named(raw, groups) if groups and weights.subject else {}
@@ -222,11 +226,12 @@ def first_stage(
     if groups:
         stage.subject = {pk: groups.share(bits) for pk, bits in named.items() if bits}
         if weights.coverage:
-            stage.coverage = _coverage([row for row in events if row[10]], groups, held, named)
+            stage.coverage = _coverage([row for row in events if row[10]], groups, held, named, texts)
         if weights.person:
-            stage.person = _person(query, raw, groups, held, named, stage.spread)
+            stage.person = _person(query, raw, groups, held, named, stage.spread, texts)
     if telling:
-        _told(stage, telling, raw, columns, following, served_raw, weights)
+        told = _telling_candidates(raw, columns, texts, weights.asking_tells_nothing)
+        _told(stage, telling, told, following, served_raw, weights)
     stage.order = _ordered(lexical, stage, weights, share, dense_weight)
     return stage
 
@@ -282,11 +287,26 @@ def _telling(query: str, weights: "RankingWeights") -> str | None:
     return None
 
 
+def _counted_in_text(telling: str | None, groups, weights: "RankingWeights") -> bool:
+    """Does SQLite count a signal over the candidates' text (what PostgreSQL reads with the rank)?"""
+    counted = telling or (groups and (weights.coverage or weights.person))
+    return bool(counted) and connection.vendor != "postgresql"
+
+
+def _texts(rows: list[tuple], columns: list[str]) -> dict[uuid.UUID, tuple]:
+    """Each candidate's (statement, summary), where the read carried them."""
+    if STATEMENT not in columns:
+        return {}
+    said, summarised = columns.index(STATEMENT), columns.index(SUMMARY)
+    return {row[0]: (row[said], row[summarised]) for row in rows}
+
+
 def _annotations(
-    embedder: str | None, groups, *, when: bool, unless_asking: bool
+    embedder: str | None, groups, *, when: bool, unless_asking: bool, text: bool
 ) -> dict[str, Callable[[QuerySet], QuerySet]]:
     """What a candidate read adds, by column: each candidate's vector for its exact revision (with
-    an embedder), the word groups it holds (PostgreSQL), whether it says when (PostgreSQL)."""
+    an embedder), the word groups it holds (PostgreSQL), whether it says when (PostgreSQL), its
+    statement and summary (where a signal is counted over the text)."""
     annotations: dict[str, Callable[[QuerySet], QuerySet]] = {}
     if embedder:
         vector = MemoryVector.objects.filter(
@@ -297,14 +317,16 @@ def _annotations(
         annotations[HELD] = lambda rows: episode_coverage.with_held_groups(rows, groups)
     if when:
         annotations[SAYS_WHEN] = lambda rows: asking_when.with_time_words(rows, unless_asking=unless_asking)
+    if text:
+        annotations[STATEMENT] = lambda rows: rows.annotate(said=KeyTextTransform("statement", "content"))
+        annotations[SUMMARY] = lambda rows: rows.annotate(summarised=KeyTextTransform("summary", "content"))
     return annotations
 
 
 def _told(
     stage: FirstStage,
     telling: str,
-    raw: list[tuple],
-    columns: list[str],
+    told: dict[uuid.UUID, tuple],
     following: dict[uuid.UUID, Following],
     served_raw: Callable[[tuple], bool],
     weights: "RankingWeights",
@@ -312,15 +334,9 @@ def _told(
     """Give ``telling`` (``when`` or ``happening``) to the raw candidates, and the turns after hits
     served ``raw``, that say when; ``narrating`` to those that narrate, for a question about doings.
 
-    Whether a candidate says when comes from the query's column (PostgreSQL), else from its text
-    (one query), which also tells whether it narrates.
+    ``told``: the raw candidates that say when or narrate (``_telling_candidates``).
     """
     unless_asking = weights.asking_tells_nothing
-    if SAYS_WHEN in columns:
-        says = columns.index(SAYS_WHEN)
-        told = {row[0]: (True, False) for row in raw if row[says]}
-    else:
-        told = asking_when.telling_in_text([row[0] for row in raw], unless_asking=unless_asking)
     for pk in stage.spread:
         turn = following.get(pk)
         if pk in told or not turn or not served_raw(turn.columns):
@@ -334,6 +350,17 @@ def _told(
     setattr(stage, telling, {pk: 1.0 for pk, (when, _) in told.items() if when})
     if telling == "happening" and weights.narrating:
         stage.narrating = {pk: 1.0 for pk, (_, narrates) in told.items() if narrates}
+
+
+def _telling_candidates(
+    raw: list[tuple], columns: list[str], texts: dict[uuid.UUID, tuple], unless_asking: bool
+) -> dict[uuid.UUID, tuple]:
+    """The raw candidates that say when or narrate, each with (says when, narrates): from the
+    query's column (PostgreSQL), else from their text, which also tells whether they narrate."""
+    if SAYS_WHEN in columns:
+        says = columns.index(SAYS_WHEN)
+        return {row[0]: (True, False) for row in raw if row[says]}
+    return asking_when.telling_in_text({row[0]: texts[row[0]] for row in raw}, unless_asking=unless_asking)
 
 
 def _named_subjects(pool: QuerySet, groups, tenant_id) -> QuerySet:
@@ -352,23 +379,31 @@ def _named(rows: list[tuple], groups) -> dict[uuid.UUID, int]:
     return {row[0]: by_subject[row[8]] for row in rows}
 
 
-def _coverage(turns: list[tuple], groups, held: int | None, named: dict) -> dict[uuid.UUID, float]:
+def _coverage(
+    turns: list[tuple], groups, held: int | None, named: dict, texts: dict[uuid.UUID, tuple]
+) -> dict[uuid.UUID, float]:
     """Each raw turn's episode coverage, from the groups the query read (``held``) or from its text,
     and those its subject names."""
     if held is not None:
         bits = {row[0]: row[held] for row in turns}
     else:
-        bits, groups = episode_coverage.held_in_text([row[0] for row in turns], groups)
+        bits, groups = episode_coverage.held_in_text({row[0]: texts[row[0]] for row in turns}, groups)
     return episode_coverage.coverage(
         [(row[0], row[10], bits.get(row[0], 0) | named.get(row[0], 0)) for row in turns], groups
     )
 
 
 def _person(
-    query: str, raw: list[tuple], groups, held: int | None, named: dict, spread: dict[uuid.UUID, Spread]
+    query: str,
+    raw: list[tuple],
+    groups,
+    held: int | None,
+    named: dict,
+    spread: dict[uuid.UUID, Spread],
+    texts: dict[uuid.UUID, tuple],
 ) -> dict[uuid.UUID, float]:
     """Each raw candidate's share of the names the question writes that its episode holds, and the
-    same for the turns next to its hits (``memory_core.named_people``); on SQLite, one query for the
+    same for the turns next to its hits (``memory_core.named_people``); on SQLite, from the
     candidates' text."""
     mask = named_people.name_mask(query, groups)
     if not mask:
@@ -376,7 +411,7 @@ def _person(
     if held is not None:
         bits = {row[0]: row[held] for row in raw}
     else:
-        bits, _ = episode_coverage.held_in_text([row[0] for row in raw], groups)
+        bits, _ = episode_coverage.held_in_text({row[0]: texts[row[0]] for row in raw}, groups)
     people = named_people.with_named_people(
         [(row[0], row[10] or row[0], (bits.get(row[0]) or 0) | named.get(row[0], 0)) for row in raw], mask
     )

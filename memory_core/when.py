@@ -14,7 +14,7 @@ reads anyway to tell whether it asks.
 A word of time in a turn is its content: only a candidate the read policy
 serves ``raw`` takes a value, so a masked or fenced turn never moves. On
 PostgreSQL it is read in the same query as the candidates' rank; on SQLite,
-from their text (one query).
+from their text, which that query reads too.
 
 The same word marks the turns that tell happenings, which is what a question
 about someone's doings across the conversation asks for: a list ("What
@@ -37,8 +37,8 @@ getaway"), but it narrates: it holds a verb in the past tense ("flew",
 going on") mostly does not. So for a question about someone's doings, a turn
 whose statement does not ask and holds a past-tense verb other than an
 auxiliary ("was", "had", "could") takes 1 more, weighted ``narrating``
-(``lemminflect``'s lexicon tells the tenses apart; one query reads the
-candidates' statements, only for such a question).
+(``lemminflect``'s lexicon tells the tenses apart; the candidate query reads
+their statements, only for such a question).
 """
 
 import functools
@@ -46,9 +46,7 @@ import re
 import uuid
 
 from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
-from django.db.models.fields.json import KeyTextTransform
 
-from memory_core.models import Memory
 from memory_core.search import Matched, stems_of, text_stems
 
 # "When did …", "what day was …", "how long ago did …": the first words of a question about time.
@@ -163,13 +161,10 @@ def _past_tense(word: str) -> bool:
     )
 
 
-def telling_in_text(ids: list[uuid.UUID], *, unless_asking: bool = True) -> dict[uuid.UUID, tuple]:
-    """The memories among ``ids`` that say when or narrate, each with (says when, narrates); one query."""
-    rows = Memory.objects.filter(pk__in=ids).values_list(
-        "pk", KeyTextTransform("statement", "content"), KeyTextTransform("summary", "content")
-    )
+def telling_in_text(texts: dict[uuid.UUID, tuple], *, unless_asking: bool = True) -> dict[uuid.UUID, tuple]:
+    """The memories whose (statement, summary) say when or narrate, each with (says when, narrates)."""
     told = {
-        pk: (says_when(text, summary, unless_asking=unless_asking), narrates(text))
-        for pk, text, summary in rows
+        pk: (says_when(statement, summary, unless_asking=unless_asking), narrates(statement))
+        for pk, (statement, summary) in texts.items()
     }
     return {pk: values for pk, values in told.items() if any(values)}

@@ -12,6 +12,8 @@ that asks takes neither.
 """
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from memory_core.ranking import DEFAULT_VERSION, WEIGHTS
 from memory_core.when import asks_about_happenings, narrates
@@ -187,3 +189,20 @@ def test_before_2027_03_09_narrating_weighed_nothing(session, api, agent, settin
     body = search(api, QUESTION)
     assert served(body).index(str(small_talk.id)) < served(body).index(str(salsa.id))
     assert item_of(body, salsa)["explanation"]["narrating"]["weight"] == 0.0
+
+
+@pytest.mark.parametrize("question", [QUESTION, "When did Caroline start guitar lessons?"])
+def test_the_signals_read_no_more_than_a_question_without_them(session, api, question):
+    """Whether a candidate says when or narrates comes with the candidates, on either database:
+    their statements are read in the same query, never in one of their own."""
+    session("Caroline: I started guitar lessons last weekend and lately it is all I do")
+    session("Caroline: Lately work has been nonstop")
+    with CaptureQueriesContext(connection) as asked:
+        body = search(api, question)
+    assert {
+        item["explanation"]["narrating" if question == QUESTION else "when"]["value"]
+        for item in body["results"]
+    } == {0.0, 1.0}
+    with CaptureQueriesContext(connection) as told:
+        search(api, "Tell me about Caroline and her guitar lessons lately")  # neither signal
+    assert len(asked) == len(told)
