@@ -53,6 +53,7 @@ def binary_rows(rows: QuerySet[Any, Any]) -> list[Row]:
     except EmptyResultSet:
         return []
     database.ensure_connection()
+    database.validate_thread_sharing()
     wrap = database.make_debug_cursor if database.queries_logged else database.make_cursor
     statement = {"db.system": "postgresql", "db.name": database.settings_dict["NAME"], "db.statement": sql}
     with (
