@@ -4,7 +4,8 @@ Windows are reranked one at a time, so what decides which memories ever reach
 a window decides what can be served. The first ``POOL`` lexical candidates are
 reordered here by these signals besides their BM25 (relative to the best):
 
-- **dense**: with an embedder, the cosine of the query's vector with the
+- **dense**: with an embedder, the cosine of the query's vector (of what it
+  asks, without the names it writes: ``RankingWeights.dense_text``) with the
   candidate's revision vector, so a memory that words rank 150th (it shares
   only a name with the question) can still reach the first window;
 - **episode**: the turns (``episodic_event`` memories of a ``conversation`` source) just before and after
@@ -202,10 +203,11 @@ def first_stage(
     if with_dense:
         vectors = columns.index(DENSE_VECTOR)
         with_vector = [row for row in raw if row[vectors] is not None]
+        meaning = query_vector(embedder.name, weights.dense_text(query))
         stage.dense = dict(
             zip(
                 [row[0] for row in with_vector],
-                similarities(query_vector(embedder.name, query), [row[vectors] for row in with_vector]),
+                similarities(meaning, [row[vectors] for row in with_vector]),
                 strict=True,
             )
         )

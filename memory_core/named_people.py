@@ -40,6 +40,22 @@ def names(query: str) -> list[str]:
     ]
 
 
+def without_names(query: str) -> str:
+    """``query`` without the names it writes: "What has Caroline's brother done?" → "What has
+    brother done?" (the meaning the dense signal compares, since the person signals weigh the names)."""
+    named = set(names(query))
+    if not named:
+        return query
+    kept, start = [], 0
+    for at, match in enumerate(_WORDS.finditer(query)):
+        word = match.group().removesuffix("'s").removesuffix("'")
+        if at and word.lower() in named and word[:1].isupper():
+            kept.append(query[start : match.start()])
+            start = match.end()
+    kept.append(query[start:])
+    return " ".join("".join(kept).split())
+
+
 def name_mask(query: str, groups: WordGroups) -> int:
     """A bit per word group of the question that is a name it writes (0: it names nobody)."""
     named = stems_of(names(query))

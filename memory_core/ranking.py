@@ -33,7 +33,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from evidence.models import EvidenceRevision
-from memory_core import activation
+from memory_core import activation, named_people
 from memory_core.embeddings import active_embedder, query_vector, similarities
 from memory_core.first_stage import ANSWERS, BESIDE, FOLLOWS, FOLLOWS_ANSWER, FirstStage, Spread
 from memory_core.models import (
@@ -103,10 +103,18 @@ class RankingWeights:
     # ``dense`` for the named embedders instead (none before 2027-02-16.1): a static word model's
     # meaning is believed less than a sentence transformer's.
     dense_by_embedder: tuple[tuple[str, float], ...] = ()
+    # ``dense`` compares the question without the names it writes, which ``person``, ``subject`` and
+    # the words weigh (False before 2027-03-30.1: a speaker's name in each of her turns made every one
+    # of them near a question that names her, whatever it asked).
+    dense_without_names: bool = False
 
     def dense_for(self, embedder: str) -> float:
         """The dense weight for vectors from ``embedder``."""
         return dict(self.dense_by_embedder).get(embedder, self.dense)
+
+    def dense_text(self, query: str) -> str:
+        """What of the question its vector is made from."""
+        return named_people.without_names(query) if self.dense_without_names else query
 
 
 _FIRST = RankingWeights(
@@ -145,6 +153,8 @@ _NARRATING = replace(_ASKING, version="2027-03-09.1", narrating=0.3)
 _NAMED_SUBJECTS_JOIN = replace(_NARRATING, version="2027-03-16.1", named_subjects_join=True)
 # An answer about the person a question names is said where that person is.
 _PERSON = replace(_NAMED_SUBJECTS_JOIN, version="2027-03-23.1", person=1.0)
+# Meaning is what a question asks about; who it asks about, the person signals weigh.
+_TOPIC = replace(_PERSON, version="2027-03-30.1", dense_without_names=True)
 WEIGHTS = {
     weights.version: weights
     for weights in (
@@ -164,9 +174,10 @@ WEIGHTS = {
         _NARRATING,
         _NAMED_SUBJECTS_JOIN,
         _PERSON,
+        _TOPIC,
     )
 }
-DEFAULT_VERSION = "2027-03-23.1"
+DEFAULT_VERSION = "2027-03-30.1"
 
 
 @dataclass(frozen=True)
@@ -269,7 +280,7 @@ def rerank(window: list[Memory], rules: list[ReadRule], search: SearchRanking) -
     sources = _sources(evidence)
     votes = _votes([(m.id, m.revision) for m, _ in shown], tenant_id)
     lexical = _lexical(shown, query)
-    dense, embedder = _dense([m for m, r in shown if r.mode == "raw"], query)
+    dense, embedder = _dense([m for m, r in shown if r.mode == "raw"], query, weights)
     recency = _recency(shown)
     present = bool(PRESENT & set(_WORD.findall(query.lower())))
     now, levels = timezone.now(), {}  # activation is about use up to now, whatever ``at`` asks
@@ -357,12 +368,13 @@ def _lexical(shown: list[tuple[Memory, ReadRule]], query: str) -> dict:
     return values
 
 
-def _dense(raw: list[Memory], query: str) -> tuple[dict, str]:
+def _dense(raw: list[Memory], query: str, weights: WeightsChoice) -> tuple[dict, str]:
     """Cosine of each ``raw`` item's revision vector with the query's, 0 to 1 (one query); the embedder.
 
     An item has a value only if its exact revision was embedded by the
     active embedder; one applied before the embedder was configured has none
-    (``embed_memories`` fills them in).
+    (``embed_memories`` fills them in). The query's vector is of what its
+    type's weights compare (``RankingWeights.dense_text``).
     """
     embedder = active_embedder()
     if not embedder.dimensions or not raw or not query.strip():
@@ -372,8 +384,13 @@ def _dense(raw: list[Memory], query: str) -> tuple[dict, str]:
         "memory_id", "memory_revision", "vector"
     )
     found = [(memory_id, vector) for memory_id, revision, vector in rows if revisions[memory_id] == revision]
-    values = similarities(query_vector(embedder.name, query), [vector for _, vector in found])
-    return dict(zip([memory_id for memory_id, _ in found], values, strict=True)), embedder.name
+    compared = {memory.id: weights.of(memory.type).dense_text(query) for memory in raw}
+    values: dict = {}
+    for text in set(compared.values()):  # one text, or two where types rank with other versions
+        these = [(memory_id, vector) for memory_id, vector in found if compared[memory_id] == text]
+        cosines = similarities(query_vector(embedder.name, text), [vector for _, vector in these])
+        values |= zip([memory_id for memory_id, _ in these], cosines, strict=True)
+    return values, embedder.name
 
 
 def _absent(embedder: str, rule: ReadRule, query: str) -> str:

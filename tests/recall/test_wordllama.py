@@ -60,7 +60,7 @@ def test_meaning_orders_what_the_words_tie_on(turns):
 def test_over_the_api_the_nearer_meaning_comes_first_at_half_the_lexical_weight(settings, agent, api, turns):
     reading, car = turns
     body = search(api, QUESTION)
-    assert body["weights_version"] == DEFAULT_VERSION == "2027-03-23.1"
+    assert body["weights_version"] == DEFAULT_VERSION == "2027-03-30.1"
     assert served(body) == [str(reading.id), str(car.id)]
     dense = item_of(body, reading)["explanation"]["dense"]
     assert dense["embedder"] == WORDLLAMA

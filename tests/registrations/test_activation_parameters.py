@@ -7,8 +7,9 @@ import pytest
 from django.utils import timezone
 
 from memory_core.activation import base_level
-from memory_core.embeddings import active_embedder
+from memory_core.embeddings import WordLlamaEmbedder, active_embedder, cosine
 from memory_core.models import AccessEvent
+from memory_core.named_people import without_names
 from memory_core.ranking import DEFAULT_VERSION, WEIGHTS
 from registrations.document import DEFAULT_DOCUMENT
 from tests.factories import apply_released, approve
@@ -72,3 +73,33 @@ def test_a_type_ranks_with_the_weights_version_its_registration_names(
         format="json",
     ).json()
     assert only["weights_version"] == "2026-12-01.1"
+
+
+def test_a_type_pinned_to_an_older_version_compares_its_own_text_of_the_question(
+    agent, api, remember, operator, publisher
+):
+    """``2027-03-30.1`` compares the question without the names it writes; a type pinned to the
+    version before compares the whole question, in the same search."""
+    question, greeting_text, telling_text = (
+        "What pastimes has Caroline taken up lately?",
+        "Hey Caroline, good to see you Caroline!",
+        "I started painting and gardening lately",
+    )
+    greeting = remember(greeting_text)  # a preference
+    telling = remember(telling_text, type="semantic_fact")
+    document = copy.deepcopy(DEFAULT_DOCUMENT)
+    document["types"]["preference"]["ranking_weights"] = "2027-03-23.1"
+    _, proposal = _requested(agent, operator, document)
+    approve(publisher, proposal)
+    apply_released(proposal)
+
+    body = api.post("/api/v1/recall/search", {"query": question}, format="json").json()
+    assert body["weights_version"] == f"2027-03-23.1+{DEFAULT_VERSION}"
+    dense = {item["memory"]["memory_id"]: item["explanation"]["dense"]["value"] for item in body["results"]}
+    embedder = WordLlamaEmbedder()
+
+    def near(text: str, statement: str) -> float:
+        return round(max(cosine(*embedder.embed([text, statement])), 0.0), 4)
+
+    assert dense[str(greeting.id)] == pytest.approx(near(question, greeting_text), abs=1e-3)
+    assert dense[str(telling.id)] == pytest.approx(near(without_names(question), telling_text), abs=1e-3)
