@@ -111,6 +111,7 @@ LEVERS: dict[str, LeverPatch] = {
     "2027-03-09.1": _version("2027-03-09.1"),
     "2027-03-16.1": _version("2027-03-16.1"),
     "2027-03-23.1": _version("2027-03-23.1"),
+    "2027-03-30.1": _version("2027-03-30.1"),
     "answer-0.6": _weights(answer=0.6),
     "answer-1.0": _weights(answer=1.0),
     "spread-40": _constant("memory_core.first_stage", "SPREAD_HITS", 40),

@@ -100,8 +100,9 @@ class RankingWeights:
     named_subjects_join: bool = False
     # A candidate whose episode holds every name the question writes (0 before 2027-03-23.1).
     person: float = 0.0
-    # ``dense`` for the named embedders instead (none before 2027-02-16.1): a static word model's
-    # meaning is believed less than a sentence transformer's.
+    # ``dense`` for the named embedders instead (none before 2027-02-16.1 and since 2027-04-06.1): a
+    # static word model's meaning was believed less than a sentence transformer's while the names in
+    # a question pulled it.
     dense_by_embedder: tuple[tuple[str, float], ...] = ()
     # ``dense`` compares the question without the names it writes, which ``person``, ``subject`` and
     # the words weigh (False before 2027-03-30.1: a speaker's name in each of her turns made every one
@@ -155,6 +156,8 @@ _NAMED_SUBJECTS_JOIN = replace(_NARRATING, version="2027-03-16.1", named_subject
 _PERSON = replace(_NAMED_SUBJECTS_JOIN, version="2027-03-23.1", person=1.0)
 # Meaning is what a question asks about; who it asks about, the person signals weigh.
 _TOPIC = replace(_PERSON, version="2027-03-30.1", dense_without_names=True)
+# What a question asks, without who, is believed as much as the best word match, WordLlama's too.
+_TOPIC_MEANING = replace(_TOPIC, version="2027-04-06.1", dense_by_embedder=())
 WEIGHTS = {
     weights.version: weights
     for weights in (
@@ -175,9 +178,10 @@ WEIGHTS = {
         _NAMED_SUBJECTS_JOIN,
         _PERSON,
         _TOPIC,
+        _TOPIC_MEANING,
     )
 }
-DEFAULT_VERSION = "2027-03-30.1"
+DEFAULT_VERSION = "2027-04-06.1"
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ def _dense(body: dict, memory) -> float:
 def test_the_telling_turn_is_nearer_than_a_greeting_that_names_her_twice(remember, api):
     greeting, telling = remember(GREETING), remember(TELLING)
     body = search(api, QUESTION)
-    assert body["weights_version"] == DEFAULT_VERSION == "2027-03-30.1"
+    assert body["weights_version"] == DEFAULT_VERSION == "2027-04-06.1"
     assert _dense(body, telling) == pytest.approx(_cosine(without_names(QUESTION), TELLING), abs=1e-3)
     assert _dense(body, greeting) == pytest.approx(_cosine(without_names(QUESTION), GREETING), abs=1e-3)
     assert _dense(body, telling) > _dense(body, greeting)

@@ -22,6 +22,13 @@ QUESTION = "Where did Caroline take the children?"
 CAROLINE = {"kind": "user", "id": "c1-caroline"}
 
 
+@pytest.fixture(autouse=True)
+def without_meaning(settings):
+    """Words and the signal alone: meaning would also lift Joanna's museum turn, which says what
+    the question asks of someone else (``tests/recall/test_dense_topic.py``)."""
+    settings.CUSTODIAN_EMBEDDER = "none"
+
+
 @pytest.fixture
 def session(agent, remember):
     """A new conversation session; what it returns files a turn in it."""

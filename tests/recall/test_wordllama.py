@@ -2,8 +2,9 @@
 
 Where the words tie, the turn whose meaning is nearer the question comes
 first ("books" and "reading" share no word). It needs no network and no torch,
-and it is believed half as much as a sentence transformer (weights
-``2027-02-16.1`` and later); a tenant pinned to an older version keeps its dense weight.
+and from ``2027-02-16.1`` to ``2027-03-30.1`` it was believed half as much as a
+sentence transformer; since ``2027-04-06.1``, which compares the question without the
+names it writes, as much. A tenant pinned to an older version keeps its dense weight.
 """
 
 import math
@@ -57,27 +58,28 @@ def test_meaning_orders_what_the_words_tie_on(turns):
     assert nearer > farther
 
 
-def test_over_the_api_the_nearer_meaning_comes_first_at_half_the_lexical_weight(settings, agent, api, turns):
+def test_over_the_api_the_nearer_meaning_comes_first_at_the_lexical_weight(settings, agent, api, turns):
     reading, car = turns
     body = search(api, QUESTION)
-    assert body["weights_version"] == DEFAULT_VERSION == "2027-03-30.1"
+    assert body["weights_version"] == DEFAULT_VERSION == "2027-04-06.1"
     assert served(body) == [str(reading.id), str(car.id)]
     dense = item_of(body, reading)["explanation"]["dense"]
     assert dense["embedder"] == WORDLLAMA
-    assert dense["weight"] == WEIGHTS[DEFAULT_VERSION].dense_for(WORDLLAMA) == 0.5
-    assert dense["contribution"] == pytest.approx(dense["value"] * 0.5, abs=1e-3)
+    assert dense["weight"] == WEIGHTS[DEFAULT_VERSION].dense_for(WORDLLAMA) == 1.0
+    assert dense["contribution"] == pytest.approx(dense["value"], abs=1e-3)
     assert dense["value"] > item_of(body, car)["explanation"]["dense"]["value"]
 
     settings.CUSTODIAN_EMBEDDER = "none"  # without meaning, the newer of the tied memories is first
     assert served(search(api, QUESTION)) == [str(car.id), str(reading.id)]
 
 
-def test_a_pinned_tenant_keeps_the_dense_weight_of_its_version(settings, agent, api, turns):
+@pytest.mark.parametrize(("version", "weight"), [("2027-02-09.1", 1.0), ("2027-03-30.1", 0.5)])
+def test_a_pinned_tenant_keeps_the_dense_weight_of_its_version(settings, agent, api, turns, version, weight):
     reading, _ = turns
-    settings.CUSTODIAN_RANKING_WEIGHTS = {agent.tenant.name: "2027-02-09.1"}
+    settings.CUSTODIAN_RANKING_WEIGHTS = {agent.tenant.name: version}
     pinned = search(api, QUESTION)
-    assert pinned["weights_version"] == "2027-02-09.1"
-    assert item_of(pinned, reading)["explanation"]["dense"]["weight"] == 1.0
+    assert pinned["weights_version"] == version
+    assert item_of(pinned, reading)["explanation"]["dense"]["weight"] == weight
 
 
 @pytest.mark.parametrize("embedder", ["hashing-256", "all-minilm-l6-v2"])
