@@ -38,7 +38,7 @@ def test_the_question_is_compared_without_the_names_it_writes(question, compared
 
 def _cosine(question: str, statement: str) -> float:
     query, turn = WordLlamaEmbedder().embed([question, statement])
-    return min(max(cosine(query, turn), 0.0), 1.0)
+    return cosine(query, turn)  # clamped to [0, 1], as the dense signal is
 
 
 def _dense(body: dict, memory) -> float:
