@@ -102,6 +102,9 @@ def celery_worker(
         )
     try:
         yield process
+    except BaseException:  # a failing test shows what its worker said (pytest prints captured output)
+        print(f"--- {log_path} ---\n{log_path.read_text(errors='replace')[-20000:]}")
+        raise
     finally:
         if not kill:
             process.terminate()
