@@ -119,6 +119,14 @@ class FirstStage:
     happening: dict[uuid.UUID, float] = field(default_factory=dict)
     narrating: dict[uuid.UUID, float] = field(default_factory=dict)
     person: dict[uuid.UUID, float] = field(default_factory=dict)
+    # What ``dense`` compared: the query text, and the revision of each candidate whose vector it
+    # looked for (found or not), so the windows need not read those vectors again.
+    dense_text: str = ""
+    dense_revisions: dict[uuid.UUID, int] = field(default_factory=dict)
+
+    def dense_known(self, memory_id: uuid.UUID, revision: int, text: str) -> bool:
+        """Did ``dense`` compare ``text`` with this exact revision's vector (or find it has none)?"""
+        return text == self.dense_text and self.dense_revisions.get(memory_id) == revision
 
     @property
     def added(self) -> list[uuid.UUID]:
@@ -203,7 +211,9 @@ def first_stage(
     if with_dense:
         vectors = columns.index(DENSE_VECTOR)
         with_vector = [row for row in raw if row[vectors] is not None]
-        meaning = query_vector(embedder.name, weights.dense_text(query))
+        stage.dense_text = weights.dense_text(query)
+        stage.dense_revisions = {row[0]: row[1] for row in raw}
+        meaning = query_vector(embedder.name, stage.dense_text)
         stage.dense = dict(
             zip(
                 [row[0] for row in with_vector],

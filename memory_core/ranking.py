@@ -284,7 +284,7 @@ def rerank(window: list[Memory], rules: list[ReadRule], search: SearchRanking) -
     sources = _sources(evidence)
     votes = _votes([(m.id, m.revision) for m, _ in shown], tenant_id)
     lexical = _lexical(shown, query)
-    dense, embedder = _dense([m for m, r in shown if r.mode == "raw"], query, weights)
+    dense, embedder = _dense([m for m, r in shown if r.mode == "raw"], query, weights, search.stage)
     recency = _recency(shown)
     present = bool(PRESENT & set(_WORD.findall(query.lower())))
     now, levels = timezone.now(), {}  # activation is about use up to now, whatever ``at`` asks
@@ -372,25 +372,36 @@ def _lexical(shown: list[tuple[Memory, ReadRule]], query: str) -> dict:
     return values
 
 
-def _dense(raw: list[Memory], query: str, weights: WeightsChoice) -> tuple[dict, str]:
-    """Cosine of each ``raw`` item's revision vector with the query's, 0 to 1 (one query); the embedder.
+def _dense(
+    raw: list[Memory], query: str, weights: WeightsChoice, stage: FirstStage | None = None
+) -> tuple[dict, str]:
+    """Cosine of each ``raw`` item's revision vector with the query's, 0 to 1 (at most one query);
+    the embedder.
 
     An item has a value only if its exact revision was embedded by the
     active embedder; one applied before the embedder was configured has none
     (``embed_memories`` fills them in). The query's vector is of what its
-    type's weights compare (``RankingWeights.dense_text``).
+    type's weights compare (``RankingWeights.dense_text``). What the first
+    stage compared for the same revision and text is taken as it found it;
+    only the rest (its neighbours, mostly) are read.
     """
     embedder = active_embedder()
     if not embedder.dimensions or not raw or not query.strip():
         return {}, embedder.name
+    compared = {memory.id: weights.of(memory.type).dense_text(query) for memory in raw}
+    values: dict = {}
+    if stage is not None:
+        known = {m.id for m in raw if stage.dense_known(m.id, m.revision, compared[m.id])}
+        values = {pk: stage.dense[pk] for pk in known if pk in stage.dense}
+        raw = [memory for memory in raw if memory.id not in known]
+    if not raw:
+        return values, embedder.name
     revisions = {memory.id: memory.revision for memory in raw}
     rows = MemoryVector.objects.filter(memory_id__in=revisions, embedder=embedder.name).values_list(
         "memory_id", "memory_revision", "vector"
     )
     found = [(memory_id, vector) for memory_id, revision, vector in rows if revisions[memory_id] == revision]
-    compared = {memory.id: weights.of(memory.type).dense_text(query) for memory in raw}
-    values: dict = {}
-    for text in set(compared.values()):  # one text, or two where types rank with other versions
+    for text in {compared[memory.id] for memory in raw}:  # one, or two where types rank with other versions
         these = [(memory_id, vector) for memory_id, vector in found if compared[memory_id] == text]
         cosines = similarities(query_vector(embedder.name, text), [vector for _, vector in these])
         values |= zip([memory_id for memory_id, _ in these], cosines, strict=True)

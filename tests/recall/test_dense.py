@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memory_core.embeddings import HashingEmbedder, unpack
+from memory_core.embeddings import HashingEmbedder, similarities, unpack
 from memory_core.models import MemoryVector
 from memory_core.ranking import DEFAULT_VERSION, WEIGHTS
 from provenance.services import invalidate_evidence_revision
@@ -234,3 +234,17 @@ def test_a_masked_memorys_vector_never_brings_it_forward(hashing, api, remember,
         masked.id
     )  # third, as on words alone: its hidden text's meaning moved nothing
     assert item_of(body, masked)["explanation"]["dense"]["absent"] == "text not shown (masked)"
+
+
+def test_the_windows_take_the_first_stages_cosines_and_read_no_vector_again(hashing, api, remember):
+    norway = remember("Alice relocated to Norway")
+    remember(BICYCLE, subject=ELSEWHERE)
+    with CaptureQueriesContext(connection) as captured:
+        body = search(api, "is Alice Norwegian")
+    # The first stage's reads carry each candidate's vector; no window reads them again.
+    assert not [query for query in captured if query["sql"].startswith('SELECT "memory_core_memoryvector"')]
+    assert any("memory_core_memoryvector" in query["sql"] for query in captured)
+    stored = MemoryVector.objects.get(memory=norway, memory_revision=norway.revision).vector
+    compared = WEIGHTS[DEFAULT_VERSION].dense_text("is Alice Norwegian")
+    expected = similarities(HashingEmbedder().embed([compared])[0], [stored])[0]
+    assert item_of(body, norway)["explanation"]["dense"]["value"] == pytest.approx(expected, abs=1e-4)
