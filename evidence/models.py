@@ -139,8 +139,9 @@ class EvidenceRevision(models.Model):
 
     def binding(self) -> "EvidenceBinding":
         """Return the triple a proposal uses to cite this exact revision."""
-        return {
-            "evidence_id": str(self.source_id),
-            "revision": self.revision,
-            "content_hash": self.content_hash,
-        }
+        return self.binding_of(self.source_id, self.revision, self.content_hash)
+
+    @staticmethod
+    def binding_of(source_id: Any, revision: int, content_hash: str) -> "EvidenceBinding":
+        """The triple from a revision's columns, for reads that need no instance (recall's windows)."""
+        return {"evidence_id": str(source_id), "revision": revision, "content_hash": content_hash}

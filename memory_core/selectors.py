@@ -94,6 +94,6 @@ def current_evidence(memories: list[Memory]) -> dict[uuid.UUID, list[dict]]:
     evidence: dict[uuid.UUID, list[dict]] = {memory.id: [] for memory in memories}
     for memory_id, memory_revision, source_id, revision, content_hash, status in rows:
         if memory_revision == revisions[memory_id]:
-            cited = EvidenceRevision(source_id=source_id, revision=revision, content_hash=content_hash)
-            evidence[memory_id].append({**cited.binding(), "status": status})
+            cited = EvidenceRevision.binding_of(source_id, revision, content_hash)
+            evidence[memory_id].append({**cited, "status": status})
     return evidence
