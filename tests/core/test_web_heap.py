@@ -10,12 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 REPORT = "import gc, config.wsgi; print(gc.get_threshold()[0], gc.get_freeze_count(), len(gc.get_objects()))"
 
 
-def _heap() -> tuple[int, int, int]:
-    """The web worker's young-generation threshold, frozen objects and tracked objects."""
+@pytest.fixture(scope="module")
+def heap() -> tuple[int, int, int]:
+    """A freshly imported web worker's young-generation threshold, frozen and tracked objects."""
     done = subprocess.run(
         [sys.executable, "-c", REPORT], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
     )
@@ -24,12 +27,12 @@ def _heap() -> tuple[int, int, int]:
     return young, frozen, tracked
 
 
-def test_the_wsgi_application_freezes_what_it_loaded():
-    _, frozen, tracked = _heap()
+def test_the_wsgi_application_freezes_what_it_loaded(heap):
+    _, frozen, tracked = heap
     assert frozen > 50_000  # Django, the apps and the lemma tables
     assert tracked < frozen / 10  # a full pass now walks only what came after
 
 
-def test_the_young_generation_is_walked_once_in_many_searches_not_several_times_in_each():
-    young, _, _ = _heap()
+def test_the_young_generation_is_walked_once_in_many_searches_not_several_times_in_each(heap):
+    young, _, _ = heap
     assert young >= 10_000  # the default is 700
